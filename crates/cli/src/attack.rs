@@ -1,0 +1,467 @@
+//! `volley attack`: vegeta's attack flags → validated settings → the engine.
+//!
+//! Flag errors, unreadable certificates and malformed targets all surface
+//! here, before the first request. Results stream to `-output` (default
+//! stdout) in volley's binary format; when stdout is a terminal and no
+//! `-output` was given, the text report is printed there instead of binary.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use volley_attack::{Jobs, Mode, Output, Settings, Stopper};
+use volley_client::{ClientConfig, TlsOptions};
+use volley_pacer::Shape;
+use volley_report::{Metrics, Sink};
+use volley_results::{Header, Record, Writer};
+
+use crate::flags::{self, Kind, Raw, Spec};
+use crate::{progress::Progress, CliError};
+
+pub const USAGE: &str = "Usage: volley attack [flags] < targets > results.bin
+
+Sends requests at a fixed or shaped rate (open model, vegeta's -rate) or with
+a number of users (closed model, k6's VUs: -users), and streams one result
+per request. Targets come from stdin or -targets, in vegeta's http or json
+format. Examples:
+  echo \"GET http://127.0.0.1:8080/\" | volley attack -duration=10s -rate=1000 | volley report
+  volley attack -targets t.txt -shape linear:100..5000 -duration 60s -output r.bin
+  volley attack -targets t.txt -users 200 -think 1s -duration 60s -threshold 'p99<250ms'";
+
+pub const SPECS: &[Spec] = &[
+    Spec::new("targets", Kind::Value, "stdin", "Targets file"),
+    Spec::new("format", Kind::Value, "http", "Targets format [http, json]"),
+    Spec::new("lazy", Kind::Bool, "false", "Read targets lazily, as they are needed"),
+    Spec::new("header", Kind::Repeated, "", "Request header \"Key: value\" added to every target"),
+    Spec::new("body", Kind::Value, "", "Requests body file"),
+    Spec::new("name", Kind::Value, "", "Attack name"),
+    Spec::new("rate", Kind::Value, "50/1s", "Number of requests per time unit [0 = infinity]"),
+    Spec::new("shape", Kind::Value, "constant", "Rate shape: constant | linear:FROM..TO[:OVER] | sine:MEAN,AMP,PERIOD | steps:RATExDUR,... | stages:DUR:RATE,..."),
+    Spec::new("duration", Kind::Value, "0s", "Duration of the test [0 = forever]"),
+    Spec::new("n", Kind::Value, "0", "Stop after this many requests [0 = no limit]"),
+    Spec::new("users", Kind::Value, "", "Closed model: number of users (k6 VUs), or a users shape like linear:0..1000"),
+    Spec::new("think", Kind::Value, "0s", "Closed model: think time between a user's response and its next request"),
+    Spec::new("workers", Kind::Value, "10", "Initial number of workers"),
+    Spec::new("max-workers", Kind::Value, "18446744073709551615", "Maximum number of workers"),
+    Spec::new("connections", Kind::Value, "10000", "Max open idle connections per target host"),
+    Spec::new("max-connections", Kind::Value, "0", "Max connections per target host [0 = no limit]"),
+    Spec::new("keepalive", Kind::Bool, "true", "Use persistent connections"),
+    Spec::new("timeout", Kind::Value, "30s", "Requests timeout"),
+    Spec::new("max-body", Kind::Value, "-1", "Maximum number of bytes to keep of each response body [-1 = no limit]; bytes in are always counted in full"),
+    Spec::new("http2", Kind::Bool, "true", "Send HTTP/2 requests when supported by the server"),
+    Spec::new("h2c", Kind::Bool, "false", "Send HTTP/2 requests without TLS encryption"),
+    Spec::new("cert", Kind::Value, "", "TLS client PEM encoded certificate file"),
+    Spec::new("key", Kind::Value, "", "TLS client PEM encoded private key file"),
+    Spec::new("root-certs", Kind::Repeated, "", "TLS root certificate files (comma separated list)"),
+    Spec::new("insecure", Kind::Bool, "false", "Ignore invalid server TLS certificates"),
+    Spec::new("session-tickets", Kind::Bool, "false", "Enable TLS session resumption using session tickets"),
+    Spec::new("redirects", Kind::Value, "10", "Number of redirects to follow. -1 will not follow but marks as success"),
+    Spec::new("chunked", Kind::Bool, "false", "Send body with chunked transfer encoding"),
+    Spec::new("output", Kind::Value, "stdout", "Output file"),
+    Spec::new("laddr", Kind::Value, "0.0.0.0", "Local IP address"),
+    Spec::new("unix-socket", Kind::Value, "", "Connect over a unix socket. This overrides the host address in target URLs"),
+    Spec::new("connect-to", Kind::Repeated, "", "A mapping of (ip|host):port to use instead of a target URL's (ip|host):port, e.g. example.com:80:127.0.0.1:8080"),
+    Spec::new("dns-ttl", Kind::Value, "0s", "Cache DNS lookups for the given duration [-1 = disabled, 0 = forever]"),
+    Spec::new("resolvers", Kind::Value, "", "List of addresses (ip:port) to use for DNS resolution, comma separated"),
+    Spec::new("proxy-header", Kind::Repeated, "", "Proxy CONNECT header \"Key: value\""),
+    Spec::new("threshold", Kind::Repeated, "", "Pass/fail criterion such as 'p99<250ms' or 'success>=99.9%'; exit 99 when one fails"),
+    Spec::new("cpus", Kind::Value, "all", "Number of CPUs (runtime threads) to use"),
+    Spec::new("progress", Kind::Bool, "auto", "Live progress on stderr (default: when stderr is a terminal)"),
+];
+
+/// Everything `attack` needs, validated.
+pub struct AttackPlan {
+    pub settings: Settings,
+    pub client: ClientConfig,
+    pub targets: TargetSource,
+    pub output: Option<PathBuf>,
+    pub thresholds: Vec<volley_report::Threshold>,
+    pub threads: usize,
+    pub progress: bool,
+    pub meta: serde_json::Value,
+}
+
+/// Where targets come from.
+pub enum TargetSource {
+    Eager(Vec<Arc<volley_targets::Target>>),
+    Lazy(volley_targets::Targeter),
+}
+
+fn usage(msg: impl std::fmt::Display) -> CliError {
+    CliError::Usage(msg.to_string())
+}
+
+fn dur(raw: &Raw, name: &str, default: Duration) -> Result<Duration, CliError> {
+    Ok(raw
+        .parsed(name, volley_pacer::parse_duration)
+        .map_err(usage)?
+        .unwrap_or(default))
+}
+
+fn num<T: std::str::FromStr>(raw: &Raw, name: &str, default: T) -> Result<T, CliError> {
+    match raw.value(name) {
+        None => Ok(default),
+        Some(v) => v
+            .parse()
+            .map_err(|_| usage(format!("flag -{name}: {v:?} is not a valid number"))),
+    }
+}
+
+/// Parses and validates every attack flag; reads targets and certificates.
+pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
+    let raw = flags::parse(SPECS, args).map_err(|e| match e {
+        flags::FlagError::Help => CliError::Help(flags::help(USAGE, SPECS)),
+        e => usage(e),
+    })?;
+    if let Some(p) = raw.positional.first() {
+        return Err(usage(format!("unexpected argument {p:?} (targets come from stdin or -targets)")));
+    }
+    let duration = dur(&raw, "duration", Duration::ZERO)?;
+    let duration = (!duration.is_zero()).then_some(duration);
+    let n: u64 = num(&raw, "n", 0)?;
+    let max_requests = (n > 0).then_some(n);
+    let workers: usize = num(&raw, "workers", 10)?;
+    let max_workers: u64 = num(&raw, "max-workers", u64::MAX)?;
+    let max_connections: usize = num(&raw, "max-connections", 0)?;
+    let mut max_workers = usize::try_from(max_workers).unwrap_or(usize::MAX);
+    if max_connections > 0 {
+        max_workers = max_workers.min(max_connections);
+    }
+
+    let mode = if let Some(users) = raw.value("users") {
+        if raw.has("rate") || raw.has("shape") {
+            return Err(usage("-users (closed model) and -rate/-shape (open model) exclude each other"));
+        }
+        let shape = volley_pacer::parse_shape(users, duration).map_err(|e| usage(format!("flag -users: {e}")))?;
+        Mode::Closed {
+            users: shape,
+            think: dur(&raw, "think", Duration::ZERO)?,
+        }
+    } else {
+        if raw.has("think") {
+            return Err(usage("-think applies to the closed model: use it with -users"));
+        }
+        let rate = raw.value("rate").unwrap_or("50/1s");
+        let shape_spec = raw.value("shape").unwrap_or("constant");
+        let shape = if shape_spec == "constant" {
+            let r = volley_pacer::parse_rate(rate).map_err(|e| usage(format!("flag -rate: {e}")))?;
+            if r == 0.0 {
+                None
+            } else {
+                Some(Shape::Constant(r))
+            }
+        } else {
+            Some(volley_pacer::parse_shape(shape_spec, duration).map_err(|e| usage(format!("flag -shape: {e}")))?)
+        };
+        match shape {
+            // -rate=0: as fast as possible with -max-workers workers, like
+            // vegeta: that is a closed model with no think time.
+            None => {
+                if max_workers == usize::MAX {
+                    return Err(usage("-rate=0 (as fast as possible) needs -max-workers (or -max-connections)"));
+                }
+                Mode::Closed {
+                    users: Shape::Constant(max_workers as f64),
+                    think: Duration::ZERO,
+                }
+            }
+            Some(shape) => {
+                if duration.is_none() && max_requests.is_none() && shape.end().is_none() && !std::io::stdin().is_terminal() {
+                    // vegeta attacks forever with -duration=0: so do we (until Ctrl-C).
+                }
+                Mode::Open {
+                    pacer: Arc::new(volley_pacer::RatePacer::new(shape)),
+                    workers,
+                    max_workers,
+                }
+            }
+        }
+    };
+
+    let client = client_config(&raw, max_connections)?;
+    let client_check = volley_client::Client::new(client.clone()).map_err(usage)?;
+    drop(client_check);
+
+    let format = raw.value("format").unwrap_or("http");
+    let format = match format {
+        "http" => volley_targets::Format::Http,
+        "json" => volley_targets::Format::Json,
+        f => return Err(usage(format!("flag -format: unknown targets format {f:?} (want http or json)"))),
+    };
+    let mut defaults = volley_targets::Defaults::default();
+    for h in raw.values("header") {
+        let (k, v) = h
+            .split_once(':')
+            .ok_or_else(|| usage(format!("flag -header: {h:?} is not \"Key: value\"")))?;
+        defaults.headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    if let Some(b) = raw.value("body") {
+        let body = std::fs::read(b).map_err(|e| usage(format!("flag -body: {b}: {e}")))?;
+        defaults.body = Some(body.into());
+    }
+    let input: Box<dyn std::io::BufRead + Send> = match raw.value("targets") {
+        None | Some("stdin") | Some("-") => Box::new(std::io::BufReader::new(std::io::stdin())),
+        Some(p) => Box::new(std::io::BufReader::new(
+            std::fs::File::open(p).map_err(|e| usage(format!("flag -targets: {p}: {e}")))?,
+        )),
+    };
+    let lazy = raw.bool("lazy", false);
+    let targeter = volley_targets::Targeter::lazy(input, format, defaults);
+    let targets = if lazy {
+        TargetSource::Lazy(targeter)
+    } else {
+        TargetSource::Eager(volley_targets::read_all_from(targeter).map_err(usage)?)
+    };
+
+    let thresholds = raw
+        .values("threshold")
+        .iter()
+        .map(|t| volley_report::Threshold::parse(t).map_err(|e| usage(format!("flag -threshold: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    let threads = match raw.value("cpus") {
+        None | Some("all") => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(_) => num::<usize>(&raw, "cpus", 1)?.max(1),
+    };
+    let progress = match raw.value("progress") {
+        None => std::io::stderr().is_terminal(),
+        Some(_) => raw.bool("progress", false),
+    };
+    let name: Arc<str> = Arc::from(raw.value("name").unwrap_or(""));
+    let meta = serde_json::json!({
+        "command": std::env::args().collect::<Vec<_>>(),
+        "rate": raw.value("rate"),
+        "shape": raw.value("shape"),
+        "users": raw.value("users"),
+        "think": raw.value("think"),
+        "duration": duration.map(|d| d.as_secs_f64()),
+        "volley": env!("CARGO_PKG_VERSION"),
+    });
+    Ok(AttackPlan {
+        settings: Settings {
+            name,
+            mode,
+            duration,
+            max_requests,
+        },
+        client,
+        targets,
+        output: match raw.value("output") {
+            None | Some("stdout") | Some("-") => None,
+            Some(p) => Some(PathBuf::from(p)),
+        },
+        thresholds,
+        threads,
+        progress,
+        meta,
+    })
+}
+
+fn client_config(raw: &Raw, max_connections: usize) -> Result<ClientConfig, CliError> {
+    let max_body: i64 = num(raw, "max-body", -1)?;
+    let mut root_certs = Vec::new();
+    for v in raw.values("root-certs") {
+        root_certs.extend(v.split(',').filter(|s| !s.is_empty()).map(PathBuf::from));
+    }
+    let mut connect_to = Vec::new();
+    for m in raw.values("connect-to") {
+        // host:port:addr:port, with [v6] literals allowed on either side.
+        let (from, to) = split_mapping(m)
+            .ok_or_else(|| usage(format!("flag -connect-to: {m:?} is not src:port:dst:port")))?;
+        connect_to.push((from, to));
+    }
+    let laddr = match raw.value("laddr") {
+        None | Some("0.0.0.0") => None,
+        Some(a) => Some(a.parse().map_err(|_| usage(format!("flag -laddr: {a:?} is not an IP address")))?),
+    };
+    let resolvers = match raw.value("resolvers") {
+        None | Some("") => Vec::new(),
+        Some(list) => list
+            .split(',')
+            .map(|r| {
+                let r = r.trim();
+                r.parse()
+                    .or_else(|_| format!("{r}:53").parse())
+                    .map_err(|_| usage(format!("flag -resolvers: {r:?} is not ip[:port]")))
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    let mut proxy_header = Vec::new();
+    for h in raw.values("proxy-header") {
+        let (k, v) = h
+            .split_once(':')
+            .ok_or_else(|| usage(format!("flag -proxy-header: {h:?} is not \"Key: value\"")))?;
+        proxy_header.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    let dns_ttl = match raw.value("dns-ttl") {
+        Some("-1") | Some("-1s") => Some(Duration::ZERO),
+        _ => {
+            let d = dur(raw, "dns-ttl", Duration::ZERO)?;
+            if d.is_zero() {
+                None
+            } else {
+                Some(d)
+            }
+        }
+    };
+    let redirects: i32 = num(raw, "redirects", 10)?;
+    Ok(ClientConfig {
+        timeout: dur(raw, "timeout", Duration::from_secs(30))?,
+        max_body: (max_body >= 0).then_some(max_body as u64),
+        keep_body: max_body != 0,
+        keepalive: raw.bool("keepalive", true),
+        http2: raw.bool("http2", true),
+        h2c: raw.bool("h2c", false),
+        tls: TlsOptions {
+            cert: raw.value("cert").map(PathBuf::from),
+            key: raw.value("key").map(PathBuf::from),
+            root_certs,
+            insecure: raw.bool("insecure", false),
+            session_tickets: raw.bool("session-tickets", false),
+        },
+        redirects,
+        chunked: raw.bool("chunked", false),
+        laddr,
+        unix_socket: raw.value("unix-socket").filter(|s| !s.is_empty()).map(PathBuf::from),
+        connect_to,
+        dns_ttl,
+        resolvers,
+        proxy_header,
+        max_connections,
+        connections: num(raw, "connections", 10000)?,
+    })
+}
+
+/// Splits `src:port:dst:port` into `("src:port", "dst:port")`.
+fn split_mapping(m: &str) -> Option<(String, String)> {
+    // Find the split point: the colon after the first host:port.
+    let first_port_end = if let Some(rest) = m.strip_prefix('[') {
+        let close = rest.find(']')? + 1;
+        let after = &m[close + 1..];
+        let colon = after.strip_prefix(':')?.find(':')?;
+        close + 2 + colon
+    } else {
+        let c1 = m.find(':')?;
+        c1 + 1 + m[c1 + 1..].find(':')?
+    };
+    let (from, to) = (&m[..first_port_end], &m[first_port_end + 1..]);
+    (!from.is_empty() && to.contains(':')).then(|| (from.to_string(), to.to_string()))
+}
+
+/// The attack's output: results file, in-memory metrics, live progress.
+struct AttackOutput {
+    writer: Option<Writer<Box<dyn Write + Send>>>,
+    metrics: Metrics,
+    progress: Option<Progress>,
+}
+
+impl Output for AttackOutput {
+    fn record(&mut self, r: &Record) -> std::io::Result<()> {
+        if let Some(w) = &mut self.writer {
+            w.write(r)?;
+        }
+        self.metrics.add(r);
+        if let Some(p) = &mut self.progress {
+            p.add(r);
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, elapsed: Duration) -> std::io::Result<()> {
+        if let Some(w) = &mut self.writer {
+            w.flush()?;
+        }
+        if let Some(p) = &mut self.progress {
+            p.show(elapsed);
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(p) = &mut self.progress {
+            p.clear();
+        }
+        if let Some(w) = &mut self.writer {
+            w.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// `volley attack`.
+pub fn main(args: &[String]) -> Result<i32, CliError> {
+    let plan = plan(args)?;
+    volley_attack::limits::raise_nofile();
+    let runtime = if plan.threads <= 1 {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(plan.threads)
+            .enable_all()
+            .build()
+    }
+    .map_err(|e| CliError::Runtime(format!("starting the runtime: {e}")))?;
+    runtime.block_on(attack(plan))
+}
+
+async fn attack(plan: AttackPlan) -> Result<i32, CliError> {
+    let client = volley_client::Client::new(plan.client.clone()).map_err(usage)?;
+    let jobs = match plan.targets {
+        TargetSource::Eager(ts) => Jobs::eager(&client, &ts).map_err(usage)?,
+        TargetSource::Lazy(t) => Jobs::lazy(&client, t),
+    };
+    let stdout_tty = plan.output.is_none() && std::io::stdout().is_terminal();
+    let sink: Option<Box<dyn Write + Send>> = match &plan.output {
+        Some(p) => Some(Box::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::fs::File::create(p).map_err(|e| CliError::Runtime(format!("-output {}: {e}", p.display())))?,
+        ))),
+        None if stdout_tty => None,
+        None => Some(Box::new(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()))),
+    };
+    let header = Header {
+        version: 1,
+        attack: plan.settings.name.to_string(),
+        started: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as i64)
+            .unwrap_or(0),
+        meta: plan.meta.clone(),
+    };
+    let writer = match sink {
+        Some(s) => Some(Writer::new(s, &header).map_err(|e| CliError::Runtime(format!("writing results: {e}")))?),
+        None => None,
+    };
+    let stopper = Stopper::default();
+    let out = AttackOutput {
+        writer,
+        metrics: Metrics::default(),
+        progress: plan.progress.then(Progress::default),
+    };
+    let thread = volley_attack::output::spawn(out, Duration::from_millis(200), stopper.clone())
+        .map_err(|e| CliError::Runtime(format!("starting the output thread: {e}")))?;
+    let signals = tokio::spawn(crate::signals::stop_on_signal(stopper.clone()));
+    let summary = volley_attack::run(plan.settings, Arc::new(jobs), client, thread.handle(), stopper).await;
+    signals.abort();
+    let (mut out, result) = tokio::task::spawn_blocking(move || thread.join())
+        .await
+        .map_err(|e| CliError::Runtime(format!("output thread: {e}")))?;
+    if let Err(e) = result {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(CliError::Runtime(format!("writing results: {e}")));
+        }
+    }
+    out.metrics.finish();
+    if let Some(e) = &summary.jobs_error {
+        eprintln!("volley attack: targets: {e}");
+    }
+    if stdout_tty {
+        let mut so = std::io::stdout().lock();
+        volley_report::text::write(&out.metrics, &mut so).map_err(|e| CliError::Runtime(e.to_string()))?;
+    }
+    for line in volley_report::diagnose(&out.metrics, &volley_report::RunInfo::default()) {
+        eprintln!("volley: {line}");
+    }
+    crate::verdict(&out.metrics, &plan.thresholds)
+}
