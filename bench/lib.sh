@@ -361,3 +361,38 @@ parse_vegeta_json() {
 
 # table helpers
 row() { printf '%-10s %12s %10s %10s %14s %12s\n' "$@" | tee -a "$OUT_FILE"; }
+
+# ---------------------------------------------------------------- big results files
+
+# volley_results_file N: prints the path of a volley binary results file with
+# N synthetic records (gen_results.sh | volley encode -to=binary), cached in
+# bench/out/cache and rebuilt when the volley binary is newer. Needs VOLLEY.
+# Sets ENCODE_TIME to the GNU time fields of the encode (empty when cached).
+volley_results_file() {
+  local n=$1 f
+  mkdir -p "$OUT_DIR/cache"
+  f=$OUT_DIR/cache/results-$n.volley
+  ENCODE_TIME=
+  if [ -s "$f" ] && [ "$f" -nt "$VOLLEY" ]; then echo "$f"; return 0; fi
+  echo "generating $n records (gen_results.sh | volley encode -to=binary) ..." >&2
+  rm -f "$f"
+  if ! timed "$BENCH_TMP/encode.time" bash -c 'set -o pipefail; "$1" "$2" | "$3" encode -to=binary -output="$4"' _ \
+    "$BENCH_DIR/gen_results.sh" "$n" "$VOLLEY" "$f.tmp" 2>"$BENCH_TMP/encode.err"; then
+    echo "volley encode failed: $(tail -3 "$BENCH_TMP/encode.err")" >&2
+    rm -f "$f.tmp"
+    return 1
+  fi
+  ENCODE_TIME=$(timed_fields "$BENCH_TMP/encode.time")
+  mv "$f.tmp" "$f"
+  echo "$f"
+}
+
+# vegeta_results_file N: the same N records in vegeta's gob format (cached).
+vegeta_results_file() {
+  local n=$1 vegeta=$2 f
+  mkdir -p "$OUT_DIR/cache"
+  f=$OUT_DIR/cache/results-$n.gob
+  if [ -s "$f" ]; then echo "$f"; return 0; fi
+  echo "generating $n records (gen_results.sh | vegeta encode -to=gob) ..." >&2
+  "$BENCH_DIR/gen_results.sh" "$n" | "$vegeta" encode -to=gob -output="$f.tmp" && mv "$f.tmp" "$f" && echo "$f"
+}
