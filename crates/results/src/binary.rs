@@ -78,14 +78,17 @@
 //! prev_timestamp) / hint)` when `hint > 0`, else `prev_seq + 1` (all
 //! wrapping, rounding half away from zero). The writer sets each frame's
 //! `hint` from the previous frame's records (the mean nanoseconds per
-//! sequence number), so at a steady rate `seq` costs nothing even though
-//! completions arrive out of order. Waiting is stored as its difference
+//! sequence number; while it has none it ends frames after 256 records),
+//! so at a steady rate `seq` costs nothing even though completions arrive
+//! out of order. Waiting is stored as its difference
 //! from what the other phases leave of the latency, usually a few µs.
 //! Everything is exact to the nanosecond.
 //!
 //! A typical record (status, target and sizes as the previous one, reused
 //! connection) is flags + end delta + latency + lag + receiving + waiting
-//! residual: 12–15 bytes; see the `size_per_record` test.
+//! residual: 12–16 bytes; the `size_per_record` test measures 15.5 bytes
+//! on average for 100k records of a 10,000 req/s run with 1–50 ms
+//! latencies (vegeta's JSON: ~350).
 //!
 //! ## Reading
 //!
@@ -276,7 +279,10 @@ impl<W: Write> Writer<W> {
     /// it is full. Allocates only for strings never seen before.
     pub fn write(&mut self, r: &Record) -> io::Result<()> {
         self.encode(r);
-        if self.rec_buf.len() + self.dict_buf.len() >= FRAME_TARGET {
+        // Without a hint yet (first frame), close early so that sequence
+        // prediction starts after a few hundred records, not a whole frame.
+        let early = self.hint == 0 && self.rec_count >= 256;
+        if early || self.rec_buf.len() + self.dict_buf.len() >= FRAME_TARGET {
             self.end_frame()?;
         }
         Ok(())

@@ -188,7 +188,7 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
         _ => return None,
     };
     let secs = days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + sec - offset;
-    secs.checked_mul(1_000_000_000)?.checked_add(frac)
+    i64::try_from(i128::from(secs) * 1_000_000_000 + i128::from(frac)).ok()
 }
 
 // ---- writing ------------------------------------------------------------
@@ -262,7 +262,7 @@ pub fn write_json(w: &mut impl Write, r: &Record) -> io::Result<()> {
     write!(
         w,
         ",\"headers\":null,\"lag\":{},\"blocked\":{},\"dns\":{},\"connecting\":{},\
-         \"tls_handshaking\":{},\"waiting\":{},\"receiving\":{},\"error_kind\":\"{}\"}}\n",
+         \"tls_handshaking\":{},\"waiting\":{},\"receiving\":{},\"error_kind\":\"{}\"}}",
         r.lag,
         p.blocked,
         p.dns,
@@ -271,7 +271,8 @@ pub fn write_json(w: &mut impl Write, r: &Record) -> io::Result<()> {
         p.waiting,
         p.receiving,
         r.error_kind.name()
-    )
+    )?;
+    w.write_all(b"\n")
 }
 
 /// Writes a CSV field the way Go's `encoding/csv` does: quoted only when
@@ -566,9 +567,8 @@ fn read_csv_record(
                 i += 1;
             }
             let mut end = i;
-            if i < buf.len() && buf[i] == b'\n' && end > start && buf[end - 1] == b'\r' {
-                end -= 1;
-            } else if i == buf.len() && end > start && buf[end - 1] == b'\r' {
+            // A record ends at LF or at end of input; drop a CR before it.
+            if (i == buf.len() || buf[i] == b'\n') && end > start && buf[end - 1] == b'\r' {
                 end -= 1;
             }
             field.extend_from_slice(&buf[start..end]);
