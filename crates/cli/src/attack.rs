@@ -146,7 +146,7 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
         let shape_spec = raw.value("shape").unwrap_or("constant");
         let shape = if shape_spec == "constant" {
             let r = volley_pacer::parse_rate(rate).map_err(|e| usage(format!("flag -rate: {e}")))?;
-            if r == 0.0 {
+            if r == 0.0 || r.is_infinite() {
                 None
             } else {
                 Some(Shape::Constant(r))
@@ -167,11 +167,9 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
                 }
             }
             Some(shape) => {
-                if duration.is_none() && max_requests.is_none() && shape.end().is_none() && !std::io::stdin().is_terminal() {
-                    // vegeta attacks forever with -duration=0: so do we (until Ctrl-C).
-                }
+                let pacer = volley_pacer::RatePacer::new(shape).map_err(|e| usage(format!("flag -shape: {e}")))?;
                 Mode::Open {
-                    pacer: Arc::new(volley_pacer::RatePacer::new(shape)),
+                    pacer: Arc::new(pacer),
                     workers,
                     max_workers,
                 }
@@ -464,4 +462,108 @@ async fn attack(plan: AttackPlan) -> Result<i32, CliError> {
         eprintln!("volley: {line}");
     }
     crate::verdict(&out.metrics, &plan.thresholds)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seeds_dir() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/seeds")
+    }
+
+    /// A client certificate and key made for the test, standing in for the
+    /// seeds' /etc/pki paths.
+    fn test_cert(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+        let ck = rcgen::generate_simple_self_signed(vec!["client".into()]).unwrap();
+        let (c, k) = (dir.join("client.crt"), dir.join("client.key"));
+        std::fs::write(&c, ck.cert.pem()).unwrap();
+        std::fs::write(&k, ck.key_pair.serialize_pem()).unwrap();
+        (c, k)
+    }
+
+    /// Every `vegeta attack` command line in the seed reports, as arguments.
+    fn seed_attacks() -> Vec<Vec<String>> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(seeds_dir()).expect("../shared/seeds beside the repo") {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            for line in text.lines() {
+                for part in line.split('|') {
+                    let words: Vec<&str> = part.split_whitespace().collect();
+                    if words.len() >= 2 && words[0] == "vegeta" && words[1] == "attack" {
+                        out.push(words[2..].iter().map(|s| s.to_string()).collect());
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_seed_attack_command_line_parses() {
+        let dir = std::env::temp_dir().join(format!("volley-seeds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (cert, key) = test_cert(&dir);
+        let targets = dir.join("targets.txt");
+        std::fs::write(&targets, "GET https://127.0.0.1:1/status\n").unwrap();
+        let attacks = seed_attacks();
+        assert!(attacks.len() >= 12, "found only {} seed command lines", attacks.len());
+        for mut args in attacks {
+            for a in &mut args {
+                *a = a
+                    .replace("/etc/pki/tls/certs/client_chain.crt", cert.to_str().unwrap())
+                    .replace("/etc/pki/tls/private/client.key", key.to_str().unwrap());
+            }
+            let uses_cert = args.iter().any(|a| a.starts_with("-cert="));
+            args.push("-targets".into());
+            args.push(targets.display().to_string());
+            let plan = plan(&args).unwrap_or_else(|e| panic!("{args:?}: {e:?}"));
+            assert_eq!(plan.settings.duration, Some(Duration::from_secs(60)));
+            assert_eq!(plan.client.max_body, Some(0));
+            assert_eq!(plan.client.tls.cert.is_some(), uses_cert);
+            assert!(matches!(plan.settings.mode, Mode::Open { .. }));
+        }
+        // Seed 000 also runs with "-http2 false", meaning off.
+        let args: Vec<String> = ["-http2", "false", "-rate=3800", "-duration=60s", "-targets"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([targets.display().to_string()])
+            .collect();
+        assert!(!plan(&args).unwrap().client.http2);
+    }
+
+    #[test]
+    fn bad_flags_are_one_line_usage_errors() {
+        for (args, want) in [
+            (vec!["-rate=fast"], "flag -rate"),
+            (vec!["-duration=10"], "flag -duration"),
+            (vec!["-bogus"], "unknown flag -bogus"),
+            (vec!["-rate=0"], "-max-workers"),
+            (vec!["-users", "10", "-rate", "5"], "exclude each other"),
+            (vec!["-cert", "/nonexistent/c.pem", "-key", "/nonexistent/k.pem"], "/nonexistent/c.pem"),
+        ] {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            match plan(&args) {
+                Err(CliError::Usage(msg)) => {
+                    assert!(msg.contains(want), "{args:?}: {msg}");
+                    assert!(!msg.contains('\n'), "{args:?}: multi-line error {msg:?}");
+                }
+                Err(other) => panic!("{args:?}: {other:?}"),
+                Ok(_) => panic!("{args:?}: accepted"),
+            }
+        }
+    }
+
+    #[test]
+    fn connect_to_mappings_split_at_the_right_colon() {
+        assert_eq!(
+            split_mapping("example.com:80:127.0.0.1:8080"),
+            Some(("example.com:80".into(), "127.0.0.1:8080".into()))
+        );
+        assert_eq!(
+            split_mapping("[::1]:443:[::1]:8443"),
+            Some(("[::1]:443".into(), "[::1]:8443".into()))
+        );
+        assert_eq!(split_mapping("nonsense"), None);
+    }
 }
