@@ -710,3 +710,59 @@ pub(crate) fn looks_like_csv(prefix: &[u8]) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fmt(ns: i64) -> String {
+        let mut v = Vec::new();
+        write_rfc3339_nano(&mut v, ns).unwrap();
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn rfc3339_like_go() {
+        assert_eq!(fmt(0), "1970-01-01T00:00:00Z");
+        assert_eq!(fmt(1_700_000_000_100_000_000), "2023-11-14T22:13:20.1Z");
+        assert_eq!(
+            fmt(1_700_000_000_000_000_005),
+            "2023-11-14T22:13:20.000000005Z"
+        );
+        assert_eq!(fmt(-1), "1969-12-31T23:59:59.999999999Z");
+        assert_eq!(fmt(951_782_400_000_000_000), "2000-02-29T00:00:00Z");
+        for ns in [0, -1, 1, i64::MIN, i64::MAX, 951_782_400_123_000_000] {
+            assert_eq!(parse_rfc3339(&fmt(ns)), Some(ns), "{ns}");
+        }
+        assert_eq!(
+            parse_rfc3339("2023-11-14T23:13:20.123+01:00"),
+            Some(1_700_000_000_123_000_000)
+        );
+        assert_eq!(
+            parse_rfc3339("2023-11-14T17:43:20-04:30"),
+            Some(1_700_000_000_000_000_000)
+        );
+        for bad in [
+            "",
+            "2023-11-14",
+            "2023-11-14T22:13:20",
+            "2023-13-14T22:13:20Z",
+            "2023-11-14T22:13:20.Z",
+            "2023-11-14T22:13:20+0100",
+            "0001-01-01T00:00:00Z",
+            "2023-11-14T22:13:20Zjunk",
+        ] {
+            assert_eq!(parse_rfc3339(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn go_style_json_strings() {
+        let mut v = Vec::new();
+        write_json_str(&mut v, "a\"b\\c\n\t<&>\u{1}\u{2028}é").unwrap();
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            r#""a\"b\\c\n\t\u003c\u0026\u003e\u0001\u2028é""#
+        );
+    }
+}
