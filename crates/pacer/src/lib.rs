@@ -78,4 +78,4 @@ pub mod spec;
 pub use duration::{format_duration, parse_duration};
 pub use pacer::{Pace, Pacer, RatePacer};
 pub use shape::{Shape, ShapeError, MAX_LEVEL};
-pub use spec::{format_level, parse_rate, ParseError};
+pub use spec::{format_level, parse_rate, parse_shape, ParseError};

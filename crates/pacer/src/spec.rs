@@ -211,6 +211,12 @@ impl Shape {
     }
 }
 
+/// [`Shape::parse`] as a free function, for flag parsers:
+/// `parse_shape("linear:100..5000", Some(attack_duration))`.
+pub fn parse_shape(input: &str, attack: Option<Duration>) -> Result<Shape, ParseError> {
+    Shape::parse(input, attack)
+}
+
 impl FromStr for Shape {
     type Err = ParseError;
 
