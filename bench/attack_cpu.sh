@@ -4,6 +4,7 @@
 # the other in the same run. CPU = user+sys of the generator process (GNU time).
 # Goal (issue 2): volley's CPU µs per request <= wrk2's, same run.
 # Env: RATE (10000), DURATION (10s), CONNECTIONS (50), TOOLS ("wrk2 vegeta k6 volley").
+# shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 bench_init attack_cpu
@@ -30,6 +31,7 @@ record() {
   if [ "${req:-0}" -gt 0 ]; then us=$(fmt 2 "$(calc "$cpu * 1000000 / $req")"); else us=n/a; fi
   rps=$(fmt 0 "$(calc "$req / $secs")")
   US_PER_REQ[$tool]=$us
+  note_line "$tool: $us µs CPU/request, $req requests ($rps/s), $err errors, $drop dropped, max RSS $((m / 1024)) MiB"
   hdr "$tool" "$req" "$rps" "$err" "$drop" "$cpu" "$us" "$((m / 1024))"
   raw "raw $tool requests=$req errors=$err dropped=$drop user_s=$u sys_s=$s maxrss_kb=$m wall_s=$w cpu_us_per_req=$us"
 }
@@ -54,7 +56,7 @@ run_vegeta() {
   "$vegeta" report "$BENCH_TMP/vegeta.bin" | head -12 >>"$OUT_FILE"
   local req err succ p50 p99 rate thr
   read -r req err succ p50 p99 rate thr < <(parse_vegeta_json "$BENCH_TMP/vegeta.json")
-  raw "raw vegeta rate=$rate throughput=$thr p50_ms=$p50 p99_ms=$p99 success=$succ"
+  raw "raw vegeta rate=$rate throughput=$thr p50_ms=$p50 p99_ms=$p99 success=$succ results_bytes=$(stat -c %s "$BENCH_TMP/vegeta.bin")"
   record vegeta "$req" "$err" 0 "$BENCH_TMP/vegeta.time"
 }
 
@@ -100,7 +102,7 @@ run_volley() {
   local req err succ p50 p99 rate thr drop
   read -r req err succ p50 p99 rate thr < <(parse_vegeta_json "$BENCH_TMP/volley.json" 2>/dev/null || echo "0 0 0 0 0 0 0")
   drop=$(jq -r '.dropped // .volley.dropped // 0' "$BENCH_TMP/volley.json" 2>/dev/null || echo 0)
-  raw "raw volley rate=$rate throughput=$thr p50_ms=$p50 p99_ms=$p99 success=$succ"
+  raw "raw volley rate=$rate throughput=$thr p50_ms=$p50 p99_ms=$p99 success=$succ results_bytes=$(stat -c %s "$BENCH_TMP/volley.bin" 2>/dev/null || echo 0)"
   record volley "$req" "$err" "$drop" "$BENCH_TMP/volley.time"
 }
 

@@ -4,6 +4,7 @@
 # around 1 ms with a 1% tail up to 50 ms and rare 1 s stalls, 0.4% 500s and
 # 0.1% connection errors, two URLs.
 # Usage: bench/gen_results.sh N [SEED]
+# shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
 n=${1:?usage: gen_results.sh N [SEED]}
 seed=${2:-1}

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034
 # Shared helpers for the bench/ scripts. Source it; do not run it.
 #
 # Conventions:
@@ -106,6 +106,9 @@ skip_line() {
   say "skipped: $*"
   echo "skipped: $*" >>"$RATIO_FILE"
 }
+
+# note_line TEXT: a figure kept for summary.md (not printed: the table shows it).
+note_line() { echo "$*" >>"$RATIO_FILE"; }
 
 # calc EXPR: floating-point arithmetic via awk ("n/a" in, "n/a" out).
 calc() {

@@ -6,6 +6,7 @@
 # run is visible.
 # Goal (issue 2): volley req/s >= wrk req/s, same run.
 # Env: DURATION (10s), CONNECTIONS (50), TOOLS ("wrk oha volley").
+# shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 bench_init max_throughput
@@ -35,6 +36,7 @@ measure() {
   gen_pct=$(fmt 0 "$(calc "($u + $s) * 100 / $w")")
   nginx_pct=$(fmt 0 "$(calc "($n1 - $n0) * 100 / $CLK_TCK / $w")")
   RPS[$tool]=$RPS_VAL
+  note_line "$tool: $(fmt 0 "$RPS_VAL") req/s, $ERR errors (generator CPU $gen_pct%, nginx CPU $nginx_pct%)"
   hdr "$tool" "$REQ" "$(fmt 0 "$RPS_VAL")" "$ERR" "$gen_pct" "$nginx_pct"
   raw "raw $tool requests=$REQ req_per_s=$RPS_VAL errors=$ERR user_s=$u sys_s=$s maxrss_kb=$m wall_s=$w"
 }

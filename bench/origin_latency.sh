@@ -8,6 +8,7 @@
 #     measured by `volley attack` (and by wrk2 -R1000 as a cross-check).
 #     Goal (issue 3): p50 within 100-102 ms.
 # Env: CONNS (10000), DURATION_A (15s), DURATION_B (10s).
+# shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 bench_init origin_latency
@@ -89,7 +90,7 @@ stop_pid "$ORIGIN_PID"
 
 say ""
 hdr case requests errors "p50 ms" "p99 ms" "rss MiB"
-for r in "${rows[@]:-}"; do [ -n "$r" ] && say "$r"; done
+for r in "${rows[@]:-}"; do [ -n "$r" ] && say "$r" && note_line "\`$r\`"; done
 say ""
 [ -n "${A_P99:-}" ] && ratio_line "volley origin p99 seconds, $CONNS connections x 1s latency" "$(fmt 3 "$(calc "$A_P99 / 1000")")" "<= 1.05"
 [ -n "${A_RSS:-}" ] && ratio_line "volley origin peak RSS MiB, $CONNS connections" "$A_RSS" "< 300"

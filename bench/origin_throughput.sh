@@ -4,6 +4,7 @@
 # wrk (-t1 -c50) on CPU 1, in the same run.
 # Goal (issue 3): volley origin req/s >= 0.9 x nginx req/s.
 # Env: DURATION (10s), CONNECTIONS (50), ROUNDS (1: alternate nginx/volley N times, best of each).
+# shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 bench_init origin_throughput
@@ -39,6 +40,7 @@ drive() {
   if [ "$((err + non2xx))" -gt 0 ] && [ "$req" -gt 0 ]; then
     say "warning: $name answered $((err + non2xx)) of $req requests with errors or non-2xx"
   fi
+  note_line "$name (round $round): $(fmt 0 "$rps") req/s, $((err + non2xx)) errors, server RSS $rss MiB"
   local prev=${BEST[$name]:-0}
   if awk -v a="$rps" -v b="$prev" 'BEGIN { exit !(a > b) }'; then BEST[$name]=$rps; fi
 }

@@ -6,6 +6,7 @@
 # for comparison (not extrapolated: its output size and memory are not linear).
 # Goals (issue 4): < 10 s, < 300 MiB RSS, HTML < 2 MB.
 # Env: RECORDS (10000000), VEGETA_RECORDS (1000000), TIMEOUT (120 s).
+# shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 bench_init plot_speed
@@ -48,7 +49,7 @@ fi
 
 say ""
 hdr plot records "wall s" "cpu s" "rss MiB" "html MB" "external refs"
-for r in "${rows[@]:-}"; do [ -n "$r" ] && say "$r"; done
+for r in "${rows[@]:-}"; do [ -n "$r" ] && say "$r" && note_line "\`$r\`"; done
 say ""
 if [ "$have" = 1 ]; then
   ratio_line "volley plot seconds, $RECORDS results" "$(fmt 2 "$V_WALL")" "< 10"

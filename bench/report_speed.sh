@@ -7,6 +7,7 @@
 # takes minutes — timed and extrapolated linearly to RECORDS (said so).
 # Goals (issue 2): volley report over 10M results < 5 s; < 16 bytes per request.
 # Env: RECORDS (10000000), VEGETA_RECORDS (1000000), TIMEOUT (120 s per report).
+# shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 bench_init report_speed
@@ -71,7 +72,7 @@ fi
 
 say ""
 hdr "report" records "wall s" "cpu s" "rss MiB" "bytes/req" "file MiB"
-for r in "${rows[@]:-}"; do [ -n "$r" ] && say "$r"; done
+for r in "${rows[@]:-}"; do [ -n "$r" ] && say "$r" && note_line "\`$r\`"; done
 say ""
 if [ "$volley_wall" != n/a ]; then
   ratio_line "volley report seconds for $RECORDS results" "$(fmt 2 "$volley_wall")" "< 5"

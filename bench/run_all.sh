@@ -4,6 +4,7 @@
 # Usage: bench/run_all.sh [script...]   (default: all, in the order below)
 # Env: as for each script; CARGO_TARGET_DIR is honoured for the build;
 #      VOLLEY=/path/to/volley skips the build.
+# shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 

@@ -9,6 +9,7 @@
 # +-10%) over a 10-minute attack: DURATION=600s bench/users_memory.sh
 # Env: USERS (20000), THINK (1s), DURATION (60s), SAMPLE (5), WARMUP (10),
 #      K6_VUS (2000), TARGET (nginx | origin), TOOLS ("volley k6").
+# shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 bench_init users_memory
@@ -119,6 +120,7 @@ finish() {
   if [ "$S_FIRST" -gt 0 ]; then drift=$(fmt 1 "$(calc "($S_LAST - $S_FIRST) * 100 / $S_FIRST")"); else drift=n/a; fi
   per=$(fmt 1 "$(calc "$S_MAX / $users")")
   PER_USER[$tool]=$per
+  note_line "$tool: $users users for ${s}s: $req requests, $err errors, RSS first/last/max $((S_FIRST / 1024))/$((S_LAST / 1024))/$((S_MAX / 1024)) MiB, drift $drift%, $per KiB/user"
   rows+=("$(printf '%-8s %7s %9s %10s %9s %9s %9s %9s %8s %10s' "$tool" "$users" "$req" "$(fmt 0 "$(calc "$req / $s")")" "$err" \
     "$((S_FIRST / 1024))" "$((S_LAST / 1024))" "$((S_MAX / 1024))" "$drift" "$per")")
   raw "raw $tool users=$users seconds=$s requests=$req errors=$err rss_first_kb=$S_FIRST rss_last_kb=$S_LAST rss_max_kb=$S_MAX drift_pct=$drift samples=$S_N kib_per_user=$per"
