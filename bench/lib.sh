@@ -370,12 +370,11 @@ row() { printf '%-10s %12s %10s %10s %14s %12s\n' "$@" | tee -a "$OUT_FILE"; }
 # volley_results_file N: prints the path of a volley binary results file with
 # N synthetic records (gen_results.sh | volley encode -to=binary), cached in
 # bench/out/cache and rebuilt when the volley binary is newer. Needs VOLLEY.
-# Sets ENCODE_TIME to the GNU time fields of the encode (empty when cached).
+# The encode's GNU time fields ("user sys maxrss_kb wall") go to FILE.encode-time.
 volley_results_file() {
   local n=$1 f
   mkdir -p "$OUT_DIR/cache"
   f=$OUT_DIR/cache/results-$n.volley
-  ENCODE_TIME=
   if [ -s "$f" ] && [ "$f" -nt "$VOLLEY" ]; then echo "$f"; return 0; fi
   echo "generating $n records (gen_results.sh | volley encode -to=binary) ..." >&2
   rm -f "$f"
@@ -385,7 +384,7 @@ volley_results_file() {
     rm -f "$f.tmp"
     return 1
   fi
-  ENCODE_TIME=$(timed_fields "$BENCH_TMP/encode.time")
+  timed_fields "$BENCH_TMP/encode.time" >"$f.encode-time"
   mv "$f.tmp" "$f"
   echo "$f"
 }

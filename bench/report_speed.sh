@@ -36,7 +36,7 @@ volley_wall=n/a
 bpr=n/a
 if need_volley report && volley_has encode to; then
   if f=$(volley_results_file "$RECORDS"); then
-    [ -n "$ENCODE_TIME" ] && raw "raw volley_encode_${RECORDS} user sys maxrss_kb wall = $ENCODE_TIME"
+    [ -s "$f.encode-time" ] && raw "raw volley_encode_${RECORDS} (when the file was made) user_s sys_s maxrss_kb wall_s = $(cat "$f.encode-time")"
     size=$(stat -c %s "$f")
     bpr=$(fmt 2 "$(calc "$size / $RECORDS")")
     raw "raw volley_file records=$RECORDS bytes=$size bytes_per_request=$bpr"
