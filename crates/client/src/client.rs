@@ -26,7 +26,9 @@ pub struct Client {
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client").field("cfg", &self.inner.cfg).finish_non_exhaustive()
+        f.debug_struct("Client")
+            .field("cfg", &self.inner.cfg)
+            .finish_non_exhaustive()
     }
 }
 
@@ -80,14 +82,23 @@ impl Proxy {
                 .filter(|v| !v.is_empty())
         };
         let parse = |v: String| {
-            let v = if v.contains("://") { v } else { format!("http://{v}") };
+            let v = if v.contains("://") {
+                v
+            } else {
+                format!("http://{v}")
+            };
             Url::parse(&v).ok()
         };
         Proxy {
             http: var("HTTP_PROXY").and_then(parse),
             https: var("HTTPS_PROXY").and_then(parse),
             no_proxy: var("NO_PROXY")
-                .map(|v| v.split(',').map(|s| s.trim().to_ascii_lowercase()).filter(|s| !s.is_empty()).collect())
+                .map(|v| {
+                    v.split(',')
+                        .map(|s| s.trim().to_ascii_lowercase())
+                        .filter(|s| !s.is_empty())
+                        .collect()
+                })
                 .unwrap_or_default(),
         }
     }
@@ -99,7 +110,11 @@ impl Proxy {
             Scheme::Https => self.https.as_ref(),
         }?;
         let host = url.host.to_ascii_lowercase();
-        if host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()) {
+        if host == "localhost"
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback())
+        {
             return None;
         }
         for np in &self.no_proxy {

@@ -113,10 +113,12 @@ impl ClientConfig {
     /// The checks that need no file.
     pub(crate) fn check_plain(&self) -> Result<(), ClientError> {
         for (from, to) in &self.connect_to {
-            crate::url::split_host_port(from)
-                .ok_or_else(|| ClientError::Config(format!("-connect-to: {from:?} is not host:port")))?;
-            crate::url::split_host_port(to)
-                .ok_or_else(|| ClientError::Config(format!("-connect-to: {to:?} is not addr:port")))?;
+            crate::url::split_host_port(from).ok_or_else(|| {
+                ClientError::Config(format!("-connect-to: {from:?} is not host:port"))
+            })?;
+            crate::url::split_host_port(to).ok_or_else(|| {
+                ClientError::Config(format!("-connect-to: {to:?} is not addr:port"))
+            })?;
         }
         for (k, v) in &self.proxy_header {
             crate::prepare::check_header(k, v)?;

@@ -73,7 +73,10 @@ pub(crate) async fn dial(
         None => None,
     };
     let open = host.open.fetch_add(1, Ordering::Relaxed);
-    let guard = ConnGuard { host: host.clone(), _permit: permit };
+    let guard = ConnGuard {
+        host: host.clone(),
+        _permit: permit,
+    };
     let keep = open < c.cfg.connections.max(1);
 
     let proxy = c.proxy.for_url(url);
@@ -104,9 +107,17 @@ pub(crate) async fn dial(
         Scheme::Http => (Stream::Plain(plain), false),
         Scheme::Https => {
             let t = Instant::now();
-            let cfg = if alpn_h2 { c.tls.h2.clone() } else { c.tls.h1.clone() };
-            let name = rustls_pki_types::ServerName::try_from(url.host.clone())
-                .map_err(|_| Failure::new(ErrorKind::Tls, format!("tls: invalid server name {:?}", url.host)))?;
+            let cfg = if alpn_h2 {
+                c.tls.h2.clone()
+            } else {
+                c.tls.h1.clone()
+            };
+            let name = rustls_pki_types::ServerName::try_from(url.host.clone()).map_err(|_| {
+                Failure::new(
+                    ErrorKind::Tls,
+                    format!("tls: invalid server name {:?}", url.host),
+                )
+            })?;
             let tls = TlsConnector::from(cfg)
                 .connect(name, plain)
                 .await
@@ -116,7 +127,13 @@ pub(crate) async fn dial(
             (Stream::Tls(Box::new(tls)), h2)
         }
     };
-    Ok(Dialed { stream, h2, absolute_form, keep, guard })
+    Ok(Dialed {
+        stream,
+        h2,
+        absolute_form,
+        keep,
+        guard,
+    })
 }
 
 /// The host and port to dial for a URL: a `-connect-to` mapping (several
@@ -139,7 +156,13 @@ fn connect_target<'a>(c: &'a Inner, host: &HostState, url: &'a Url) -> (&'a str,
 
 /// Resolves (unless an IP literal) and connects, trying each address in
 /// turn from a rotating start.
-async fn tcp(c: &Inner, hs: &HostState, host: &str, port: u16, m: &mut Measure) -> Result<TcpStream, Failure> {
+async fn tcp(
+    c: &Inner,
+    hs: &HostState,
+    host: &str,
+    port: u16,
+    m: &mut Measure,
+) -> Result<TcpStream, Failure> {
     let ips: Arc<[IpAddr]> = match host.parse::<IpAddr>() {
         Ok(ip) => Arc::from([ip]),
         Err(_) => {
@@ -151,7 +174,11 @@ async fn tcp(c: &Inner, hs: &HostState, host: &str, port: u16, m: &mut Measure) 
             r?
         }
     };
-    let start = if ips.len() > 1 { hs.rr.fetch_add(1, Ordering::Relaxed) } else { 0 };
+    let start = if ips.len() > 1 {
+        hs.rr.fetch_add(1, Ordering::Relaxed)
+    } else {
+        0
+    };
     let mut last = None;
     let t = Instant::now();
     for k in 0..ips.len() {
@@ -164,14 +191,22 @@ async fn tcp(c: &Inner, hs: &HostState, host: &str, port: u16, m: &mut Measure) 
             }
             Err(f) => {
                 // Generator-side limits will not get better on the next address.
-                if matches!(f.kind, ErrorKind::TooManyOpenFiles | ErrorKind::PortsExhausted) {
+                if matches!(
+                    f.kind,
+                    ErrorKind::TooManyOpenFiles | ErrorKind::PortsExhausted
+                ) {
                     return Err(f);
                 }
                 last = Some(f);
             }
         }
     }
-    Err(last.unwrap_or_else(|| Failure::new(ErrorKind::Dns, format!("dial tcp: lookup {host}: no such host"))))
+    Err(last.unwrap_or_else(|| {
+        Failure::new(
+            ErrorKind::Dns,
+            format!("dial tcp: lookup {host}: no such host"),
+        )
+    }))
 }
 
 async fn connect(c: &Inner, addr: SocketAddr) -> Result<TcpStream, Failure> {
@@ -181,15 +216,27 @@ async fn connect(c: &Inner, addr: SocketAddr) -> Result<TcpStream, Failure> {
             .map_err(|e| Failure::io(&format!("dial tcp {addr}"), "connect", &e));
     };
     let op = || format!("dial tcp {}->{addr}", SocketAddr::new(laddr, 0));
-    let sock = if addr.is_ipv4() { TcpSocket::new_v4() } else { TcpSocket::new_v6() }
-        .map_err(|e| Failure::io(&op(), "socket", &e))?;
-    sock.bind(SocketAddr::new(laddr, 0)).map_err(|e| Failure::io(&op(), "bind", &e))?;
-    sock.connect(addr).await.map_err(|e| Failure::io(&op(), "connect", &e))
+    let sock = if addr.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .map_err(|e| Failure::io(&op(), "socket", &e))?;
+    sock.bind(SocketAddr::new(laddr, 0))
+        .map_err(|e| Failure::io(&op(), "bind", &e))?;
+    sock.connect(addr)
+        .await
+        .map_err(|e| Failure::io(&op(), "connect", &e))
 }
 
 /// Asks a proxy to open a tunnel to the target (`CONNECT host:port`) with
 /// the `-proxy-header`s, and checks for a 2xx answer.
-async fn connect_tunnel(c: &Inner, proxy: &Url, url: &Url, plain: &mut Plain) -> Result<(), Failure> {
+async fn connect_tunnel(
+    c: &Inner,
+    proxy: &Url,
+    url: &Url,
+    plain: &mut Plain,
+) -> Result<(), Failure> {
     use base64::Engine as _;
     let target = if url.host.contains(':') {
         format!("[{}]:{}", url.host, url.port)
@@ -206,13 +253,22 @@ async fn connect_tunnel(c: &Inner, proxy: &Url, url: &Url, plain: &mut Plain) ->
     }
     req.push_str("\r\n");
     let op = format!("proxyconnect tcp {}", proxy.authority);
-    plain.write_all(req.as_bytes()).await.map_err(|e| Failure::io(&op, "write", &e))?;
+    plain
+        .write_all(req.as_bytes())
+        .await
+        .map_err(|e| Failure::io(&op, "write", &e))?;
     let mut buf = vec![0u8; 8192];
     let mut n = 0;
     loop {
-        let r = plain.read(&mut buf[n..]).await.map_err(|e| Failure::io(&op, "read", &e))?;
+        let r = plain
+            .read(&mut buf[n..])
+            .await
+            .map_err(|e| Failure::io(&op, "read", &e))?;
         if r == 0 {
-            return Err(Failure::new(ErrorKind::Eof, format!("{op}: unexpected EOF")));
+            return Err(Failure::new(
+                ErrorKind::Eof,
+                format!("{op}: unexpected EOF"),
+            ));
         }
         n += r;
         let mut headers = [httparse::EMPTY_HEADER; 32];
@@ -224,13 +280,24 @@ async fn connect_tunnel(c: &Inner, proxy: &Url, url: &Url, plain: &mut Plain) ->
                     return Ok(());
                 }
                 let reason = resp.reason.unwrap_or("");
-                return Err(Failure::new(ErrorKind::Other, format!("{op}: proxy answered {code} {reason}")));
+                return Err(Failure::new(
+                    ErrorKind::Other,
+                    format!("{op}: proxy answered {code} {reason}"),
+                ));
             }
             Ok(httparse::Status::Partial) if n < buf.len() => {}
             Ok(httparse::Status::Partial) => {
-                return Err(Failure::new(ErrorKind::Protocol, format!("{op}: proxy response header too large")))
+                return Err(Failure::new(
+                    ErrorKind::Protocol,
+                    format!("{op}: proxy response header too large"),
+                ))
             }
-            Err(e) => return Err(Failure::new(ErrorKind::Protocol, format!("{op}: malformed proxy response: {e}"))),
+            Err(e) => {
+                return Err(Failure::new(
+                    ErrorKind::Protocol,
+                    format!("{op}: malformed proxy response: {e}"),
+                ))
+            }
         }
     }
 }

@@ -31,7 +31,12 @@ pub(crate) struct Dns {
 impl Dns {
     pub fn new(ttl: Option<Duration>, resolvers: Vec<SocketAddr>) -> Dns {
         let seed = std::process::id() as usize ^ Instant::now().elapsed().subsec_nanos() as usize;
-        Dns { ttl, resolvers, cache: Mutex::new(HashMap::new()), next_id: AtomicUsize::new(seed) }
+        Dns {
+            ttl,
+            resolvers,
+            cache: Mutex::new(HashMap::new()),
+            next_id: AtomicUsize::new(seed),
+        }
     }
 
     /// The addresses of `host` (not an IP literal).
@@ -46,7 +51,10 @@ impl Dns {
             }
         }
         let addrs: Arc<[IpAddr]> = if host.eq_ignore_ascii_case("localhost") {
-            Arc::from([IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V6(Ipv6Addr::LOCALHOST)])
+            Arc::from([
+                IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(Ipv6Addr::LOCALHOST),
+            ])
         } else if self.resolvers.is_empty() {
             self.system(host).await?
         } else {
@@ -60,10 +68,14 @@ impl Dns {
     }
 
     async fn system(&self, host: &str) -> Result<Arc<[IpAddr]>, Failure> {
-        let fail = |msg: String| Failure::new(ErrorKind::Dns, format!("dial tcp: lookup {host}: {msg}"));
+        let fail =
+            |msg: String| Failure::new(ErrorKind::Dns, format!("dial tcp: lookup {host}: {msg}"));
         let found = tokio::net::lookup_host((host, 0)).await.map_err(|e| {
             let text = e.to_string();
-            if text.contains("not known") || text.contains("No address associated") || text.contains("no such host") {
+            if text.contains("not known")
+                || text.contains("No address associated")
+                || text.contains("no such host")
+            {
                 fail("no such host".into())
             } else {
                 fail(crate::error::io_text(&e))
@@ -85,7 +97,12 @@ impl Dns {
     async fn udp(&self, host: &str) -> Result<Arc<[IpAddr]>, Failure> {
         let mut last = None;
         for server in &self.resolvers {
-            let fail = |msg: &str| Failure::new(ErrorKind::Dns, format!("dial tcp: lookup {host} on {server}: {msg}"));
+            let fail = |msg: &str| {
+                Failure::new(
+                    ErrorKind::Dns,
+                    format!("dial tcp: lookup {host} on {server}: {msg}"),
+                )
+            };
             let mut addrs = Vec::new();
             let mut nxdomain = false;
             let mut error = None;
@@ -105,7 +122,12 @@ impl Dns {
                 (false, Some(e)) => fail(&e),
             });
         }
-        Err(last.unwrap_or_else(|| Failure::new(ErrorKind::Dns, format!("dial tcp: lookup {host}: no resolvers"))))
+        Err(last.unwrap_or_else(|| {
+            Failure::new(
+                ErrorKind::Dns,
+                format!("dial tcp: lookup {host}: no resolvers"),
+            )
+        }))
     }
 }
 
@@ -121,9 +143,15 @@ async fn query(server: SocketAddr, host: &str, qtype: u16, id: u16) -> Result<An
     } else {
         (Ipv6Addr::UNSPECIFIED, 0).into()
     };
-    let sock = UdpSocket::bind(bind).await.map_err(|e| crate::error::io_text(&e))?;
-    sock.connect(server).await.map_err(|e| crate::error::io_text(&e))?;
-    sock.send(&packet).await.map_err(|e| crate::error::io_text(&e))?;
+    let sock = UdpSocket::bind(bind)
+        .await
+        .map_err(|e| crate::error::io_text(&e))?;
+    sock.connect(server)
+        .await
+        .map_err(|e| crate::error::io_text(&e))?;
+    sock.send(&packet)
+        .await
+        .map_err(|e| crate::error::io_text(&e))?;
     let mut buf = [0u8; 1500];
     let deadline = tokio::time::Instant::now() + QUERY_TIMEOUT;
     loop {
@@ -159,7 +187,8 @@ fn encode_query(host: &str, qtype: u16, id: u16) -> Option<Vec<u8>> {
 /// The addresses of the given type in an answer with the given id; `None`
 /// for a packet that is not a well-formed answer to our query.
 fn decode_answer(p: &[u8], id: u16, qtype: u16) -> Option<Answer> {
-    let u16_at = |i: usize| -> Option<u16> { Some(u16::from_be_bytes([*p.get(i)?, *p.get(i + 1)?])) };
+    let u16_at =
+        |i: usize| -> Option<u16> { Some(u16::from_be_bytes([*p.get(i)?, *p.get(i + 1)?])) };
     if u16_at(0)? != id || p.get(2)? & 0x80 == 0 {
         return None;
     }
@@ -183,7 +212,9 @@ fn decode_answer(p: &[u8], id: u16, qtype: u16) -> Option<Answer> {
         let len = usize::from(u16_at(i + 8)?);
         let data = p.get(i + 10..i + 10 + len)?;
         match (rtype, len) {
-            (1, 4) if qtype == 1 => out.push(IpAddr::V4(Ipv4Addr::new(data[0], data[1], data[2], data[3]))),
+            (1, 4) if qtype == 1 => out.push(IpAddr::V4(Ipv4Addr::new(
+                data[0], data[1], data[2], data[3],
+            ))),
             (28, 16) if qtype == 28 => {
                 let mut b = [0u8; 16];
                 b.copy_from_slice(data);

@@ -69,7 +69,10 @@ pub(crate) struct Failure {
 
 impl Failure {
     pub fn new(kind: ErrorKind, msg: impl Into<String>) -> Failure {
-        Failure { kind, msg: msg.into() }
+        Failure {
+            kind,
+            msg: msg.into(),
+        }
     }
 
     /// An I/O error during `op` (`dial tcp 1.2.3.4:80`, `read tcp a->b`),
@@ -100,7 +103,10 @@ impl Failure {
 fn tls_failure(e: &io::Error) -> Option<Failure> {
     let inner = e.get_ref()?;
     let tls = inner.downcast_ref::<rustls::Error>()?;
-    Some(Failure::new(ErrorKind::Tls, format!("tls: {}", tls_text(tls))))
+    Some(Failure::new(
+        ErrorKind::Tls,
+        format!("tls: {}", tls_text(tls)),
+    ))
 }
 
 /// Go-like wording for the common rustls errors.
@@ -140,9 +146,9 @@ pub(crate) fn io_kind(e: &io::Error) -> ErrorKind {
     }
     match e.kind() {
         io::ErrorKind::ConnectionRefused => ErrorKind::Refused,
-        io::ErrorKind::ConnectionReset | io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionAborted => {
-            ErrorKind::Reset
-        }
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::BrokenPipe
+        | io::ErrorKind::ConnectionAborted => ErrorKind::Reset,
         io::ErrorKind::UnexpectedEof => ErrorKind::Eof,
         io::ErrorKind::AddrInUse | io::ErrorKind::AddrNotAvailable => ErrorKind::PortsExhausted,
         io::ErrorKind::TimedOut => ErrorKind::Timeout,
@@ -178,9 +184,18 @@ mod tests {
         let f = Failure::io("dial tcp 127.0.0.1:1", "connect", &e);
         assert_eq!(f.kind, ErrorKind::Refused);
         assert_eq!(f.msg, "dial tcp 127.0.0.1:1: connect: connection refused");
-        assert_eq!(io_kind(&io::Error::from_raw_os_error(libc::EMFILE)), ErrorKind::TooManyOpenFiles);
-        assert_eq!(io_kind(&io::Error::from_raw_os_error(libc::EADDRNOTAVAIL)), ErrorKind::PortsExhausted);
-        assert_eq!(io_kind(&io::Error::from_raw_os_error(libc::EPIPE)), ErrorKind::Reset);
+        assert_eq!(
+            io_kind(&io::Error::from_raw_os_error(libc::EMFILE)),
+            ErrorKind::TooManyOpenFiles
+        );
+        assert_eq!(
+            io_kind(&io::Error::from_raw_os_error(libc::EADDRNOTAVAIL)),
+            ErrorKind::PortsExhausted
+        );
+        assert_eq!(
+            io_kind(&io::Error::from_raw_os_error(libc::EPIPE)),
+            ErrorKind::Reset
+        );
         let eof = io::Error::from(io::ErrorKind::UnexpectedEof);
         assert_eq!(Failure::io("", "", &eof).msg, "EOF");
     }

@@ -47,7 +47,11 @@ pub(crate) struct ReadBuf {
 
 impl ReadBuf {
     pub fn new() -> ReadBuf {
-        ReadBuf { buf: vec![0; INITIAL_BUF], start: 0, end: 0 }
+        ReadBuf {
+            buf: vec![0; INITIAL_BUF],
+            start: 0,
+            end: 0,
+        }
     }
 
     pub fn clear(&mut self) {
@@ -78,7 +82,10 @@ impl ReadBuf {
                 let len = (self.buf.len() * 2).min(max);
                 self.buf.resize(len, 0);
             } else {
-                return Err(Failure::new(ErrorKind::Protocol, "net/http: server response headers exceeded limit"));
+                return Err(Failure::new(
+                    ErrorKind::Protocol,
+                    "net/http: server response headers exceeded limit",
+                ));
             }
         }
         let end = self.end;
@@ -108,7 +115,11 @@ pub(crate) struct BodySink {
 impl BodySink {
     pub fn new(keep: bool, limit: Option<u64>) -> BodySink {
         let limit = limit.unwrap_or(u64::MAX);
-        BodySink { total: 0, kept: (keep && limit > 0).then(BytesMut::new), limit }
+        BodySink {
+            total: 0,
+            kept: (keep && limit > 0).then(BytesMut::new),
+            limit,
+        }
     }
 
     pub fn reset(&mut self) {
@@ -155,7 +166,10 @@ pub(crate) struct H1Error {
 }
 
 fn err(failure: Failure, before_response: bool) -> H1Error {
-    H1Error { failure, before_response }
+    H1Error {
+        failure,
+        before_response,
+    }
 }
 
 /// One request/response on `conn`. On success returns the head and
@@ -179,7 +193,10 @@ pub(crate) async fn exchange(
         conn.stream.flush().await
     };
     if let Err(e) = write.await {
-        return Err(err(Failure::io(&format!("write {}", conn.stream.describe()), "write", &e), true));
+        return Err(err(
+            Failure::io(&format!("write {}", conn.stream.describe()), "write", &e),
+            true,
+        ));
     }
     m.t_written = Some(Instant::now());
     m.stage = Stage::AwaitingHeaders;
@@ -219,11 +236,15 @@ pub(crate) async fn exchange(
     let reusable = match framing {
         Framing::None => true,
         Framing::Length(len) => {
-            read_exact(conn, rb, sink, len).await.map_err(|f| err(f, false))?;
+            read_exact(conn, rb, sink, len)
+                .await
+                .map_err(|f| err(f, false))?;
             true
         }
         Framing::Chunked => {
-            read_chunked(conn, rb, sink).await.map_err(|f| err(f, false))?;
+            read_chunked(conn, rb, sink)
+                .await
+                .map_err(|f| err(f, false))?;
             true
         }
         Framing::UntilClose => {
@@ -232,7 +253,10 @@ pub(crate) async fn exchange(
             rb.clear();
             loop {
                 rb.grow_for(u64::MAX);
-                let n = rb.fill(&mut conn.stream, LARGE_BUF).await.map_err(|f| err(f, false))?;
+                let n = rb
+                    .fill(&mut conn.stream, LARGE_BUF)
+                    .await
+                    .map_err(|f| err(f, false))?;
                 if n == 0 {
                     break;
                 }
@@ -250,7 +274,11 @@ pub(crate) async fn exchange(
 /// Parses a response head. `Ok(None)`: incomplete. `Ok(Some((n, None)))`:
 /// a 1xx interim response of `n` bytes to skip.
 #[allow(clippy::type_complexity)]
-fn parse_head(data: &[u8], want_location: bool, head_req: bool) -> Result<Option<(usize, Option<(Head, Framing, bool)>)>, Failure> {
+fn parse_head(
+    data: &[u8],
+    want_location: bool,
+    head_req: bool,
+) -> Result<Option<(usize, Option<(Head, Framing, bool)>)>, Failure> {
     let mut headers = [httparse::EMPTY_HEADER; 100];
     let mut resp = httparse::Response::new(&mut headers);
     let n = match resp.parse(data) {
@@ -261,7 +289,10 @@ fn parse_head(data: &[u8], want_location: bool, head_req: bool) -> Result<Option
     let code = resp.code.unwrap_or(0);
     if (100..200).contains(&code) {
         if code == 101 {
-            return Err(Failure::new(ErrorKind::Protocol, "net/http: unexpected 101 Switching Protocols response"));
+            return Err(Failure::new(
+                ErrorKind::Protocol,
+                "net/http: unexpected 101 Switching Protocols response",
+            ));
         }
         return Ok(Some((n, None)));
     }
@@ -273,11 +304,22 @@ fn parse_head(data: &[u8], want_location: bool, head_req: bool) -> Result<Option
     for h in resp.headers.iter() {
         let name = h.name.as_bytes();
         if name.eq_ignore_ascii_case(b"content-length") {
-            let v = std::str::from_utf8(h.value).ok().map(str::trim).and_then(|v| v.parse::<u64>().ok());
+            let v = std::str::from_utf8(h.value)
+                .ok()
+                .map(str::trim)
+                .and_then(|v| v.parse::<u64>().ok());
             match (v, length) {
-                (None, _) => return Err(Failure::new(ErrorKind::Protocol, "net/http: bad Content-Length")),
+                (None, _) => {
+                    return Err(Failure::new(
+                        ErrorKind::Protocol,
+                        "net/http: bad Content-Length",
+                    ))
+                }
                 (Some(v), Some(l)) if v != l => {
-                    return Err(Failure::new(ErrorKind::Protocol, "net/http: message cannot contain multiple Content-Length headers"))
+                    return Err(Failure::new(
+                        ErrorKind::Protocol,
+                        "net/http: message cannot contain multiple Content-Length headers",
+                    ))
                 }
                 (Some(v), _) => length = Some(v),
             }
@@ -313,13 +355,27 @@ fn parse_head(data: &[u8], want_location: bool, head_req: bool) -> Result<Option
     let status = (!(200..400).contains(&code)).then(|| {
         let reason = resp.reason.unwrap_or("").trim();
         let reason = if reason.is_empty() {
-            http::StatusCode::from_u16(code).ok().and_then(|s| s.canonical_reason()).unwrap_or("")
+            http::StatusCode::from_u16(code)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("")
         } else {
             reason
         };
         format!("{code} {reason}").trim_end().to_string()
     });
-    Ok(Some((n, Some((Head { code, status, location }, framing, close)))))
+    Ok(Some((
+        n,
+        Some((
+            Head {
+                code,
+                status,
+                location,
+            },
+            framing,
+            close,
+        )),
+    )))
 }
 
 fn malformed(data: &[u8], e: httparse::Error) -> Failure {
@@ -334,7 +390,12 @@ fn malformed(data: &[u8], e: httparse::Error) -> Failure {
 }
 
 /// Reads and counts exactly `len` body bytes.
-async fn read_exact(conn: &mut H1Conn, rb: &mut ReadBuf, sink: &mut BodySink, mut len: u64) -> Result<(), Failure> {
+async fn read_exact(
+    conn: &mut H1Conn,
+    rb: &mut ReadBuf,
+    sink: &mut BodySink,
+    mut len: u64,
+) -> Result<(), Failure> {
     loop {
         let avail = (rb.end - rb.start) as u64;
         let n = avail.min(len) as usize;
@@ -355,10 +416,16 @@ async fn read_exact(conn: &mut H1Conn, rb: &mut ReadBuf, sink: &mut BodySink, mu
 
 /// The next line (without CRLF), read as needed and consumed from the
 /// buffer; its first 64 bytes are copied to `out`, its length returned.
-async fn read_line(conn: &mut H1Conn, rb: &mut ReadBuf, out: &mut [u8; 64]) -> Result<usize, Failure> {
+async fn read_line(
+    conn: &mut H1Conn,
+    rb: &mut ReadBuf,
+    out: &mut [u8; 64],
+) -> Result<usize, Failure> {
     loop {
         if let Some(i) = rb.data().iter().position(|&b| b == b'\n') {
-            let line = rb.data()[..i].strip_suffix(b"\r").unwrap_or(&rb.data()[..i]);
+            let line = rb.data()[..i]
+                .strip_suffix(b"\r")
+                .unwrap_or(&rb.data()[..i]);
             // Only the start of a line matters (chunk size); trailers are skipped.
             let n = line.len().min(out.len());
             out[..n].copy_from_slice(&line[..n]);
@@ -367,7 +434,10 @@ async fn read_line(conn: &mut H1Conn, rb: &mut ReadBuf, out: &mut [u8; 64]) -> R
             return Ok(full);
         }
         if rb.end - rb.start > MAX_LINE {
-            return Err(Failure::new(ErrorKind::Protocol, "net/http: chunked line too long"));
+            return Err(Failure::new(
+                ErrorKind::Protocol,
+                "net/http: chunked line too long",
+            ));
         }
         if rb.fill(&mut conn.stream, LARGE_BUF).await? == 0 {
             return Err(Failure::new(ErrorKind::Eof, "unexpected EOF"));
@@ -376,12 +446,17 @@ async fn read_line(conn: &mut H1Conn, rb: &mut ReadBuf, out: &mut [u8; 64]) -> R
 }
 
 /// Reads a chunked body, counting the decoded bytes.
-async fn read_chunked(conn: &mut H1Conn, rb: &mut ReadBuf, sink: &mut BodySink) -> Result<(), Failure> {
+async fn read_chunked(
+    conn: &mut H1Conn,
+    rb: &mut ReadBuf,
+    sink: &mut BodySink,
+) -> Result<(), Failure> {
     let mut line = [0u8; 64];
     loop {
         let n = read_line(conn, rb, &mut line).await?;
-        let size = parse_chunk_size(&line[..n.min(line.len())])
-            .ok_or_else(|| Failure::new(ErrorKind::Protocol, "net/http: malformed chunked encoding"))?;
+        let size = parse_chunk_size(&line[..n.min(line.len())]).ok_or_else(|| {
+            Failure::new(ErrorKind::Protocol, "net/http: malformed chunked encoding")
+        })?;
         if size == 0 {
             // Trailers, up to the empty line.
             while read_line(conn, rb, &mut line).await? > 0 {}
@@ -389,7 +464,10 @@ async fn read_chunked(conn: &mut H1Conn, rb: &mut ReadBuf, sink: &mut BodySink) 
         }
         read_exact(conn, rb, sink, size).await?;
         if read_line(conn, rb, &mut line).await? != 0 {
-            return Err(Failure::new(ErrorKind::Protocol, "net/http: malformed chunked encoding"));
+            return Err(Failure::new(
+                ErrorKind::Protocol,
+                "net/http: malformed chunked encoding",
+            ));
         }
     }
 }
@@ -428,9 +506,18 @@ mod tests {
         assert!(close);
         let r = b"HTTP/1.1 100 Continue\r\n\r\n";
         assert!(parse_head(r, false, false).unwrap().unwrap().1.is_none());
-        assert!(parse_head(b"HTTP/1.1 200 OK\r\n", false, false).unwrap().is_none());
-        assert_eq!(parse_head(b"garbage\r\n\r\n", false, false).err().unwrap().kind, ErrorKind::Protocol);
-        let r = b"HTTP/1.1 302 Found\r\nLocation: /x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+        assert!(parse_head(b"HTTP/1.1 200 OK\r\n", false, false)
+            .unwrap()
+            .is_none());
+        assert_eq!(
+            parse_head(b"garbage\r\n\r\n", false, false)
+                .err()
+                .unwrap()
+                .kind,
+            ErrorKind::Protocol
+        );
+        let r =
+            b"HTTP/1.1 302 Found\r\nLocation: /x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
         let (head, framing, close) = parse_head(r, true, false).unwrap().unwrap().1.unwrap();
         assert_eq!(head.location.as_deref(), Some("/x"));
         assert!(matches!(framing, Framing::None));

@@ -77,10 +77,17 @@ pub(crate) async fn exchange(
     }
     m.t_end = Some(Instant::now());
     let status = (!(200..400).contains(&code)).then(|| {
-        let reason = http::StatusCode::from_u16(code).ok().and_then(|s| s.canonical_reason()).unwrap_or("");
+        let reason = http::StatusCode::from_u16(code)
+            .ok()
+            .and_then(|s| s.canonical_reason())
+            .unwrap_or("");
         format!("{code} {reason}").trim_end().to_string()
     });
-    Ok(Head { code, status, location })
+    Ok(Head {
+        code,
+        status,
+        location,
+    })
 }
 
 /// A hyper error, classified; the text joins its causes (`http2: stream
@@ -94,16 +101,29 @@ fn failure(e: &hyper::Error) -> Failure {
         text.push_str(&s.to_string());
         if kind.is_none() {
             if let Some(io) = s.downcast_ref::<std::io::Error>() {
-                kind = Some(io_kind(io));
+                let tls = io.get_ref().is_some_and(|i| i.is::<rustls::Error>());
+                kind = Some(if tls { ErrorKind::Tls } else { io_kind(io) });
+            } else if s.is::<rustls::Error>() {
+                kind = Some(ErrorKind::Tls);
             }
         }
         source = s.source();
     }
+    let lower = text.to_ascii_lowercase();
+    // h2 rebuilds I/O errors from their kind and text, losing rustls's type.
+    let tls_text = lower.contains("fatal alert") || lower.contains("certificate");
+    let kind = match kind {
+        Some(ErrorKind::Protocol | ErrorKind::Other) | None if tls_text => Some(ErrorKind::Tls),
+        k => k,
+    };
     let kind = kind.unwrap_or_else(|| {
-        let lower = text.to_ascii_lowercase();
         if e.is_incomplete_message() {
             ErrorKind::Eof
-        } else if lower.contains("goaway") || lower.contains("reset") || e.is_canceled() || e.is_closed() {
+        } else if lower.contains("goaway")
+            || lower.contains("reset")
+            || e.is_canceled()
+            || e.is_closed()
+        {
             ErrorKind::Reset
         } else {
             ErrorKind::Protocol

@@ -80,7 +80,10 @@ pub(crate) struct Shape {
 
 /// Checks a header for what cannot be sent.
 pub(crate) fn check_header(name: &str, value: &str) -> Result<(), ClientError> {
-    let bad = |msg| ClientError::Header { name: name.to_string(), msg };
+    let bad = |msg| ClientError::Header {
+        name: name.to_string(),
+        msg,
+    };
     if name.is_empty() || !name.bytes().all(is_token) {
         return Err(bad("not a valid header name"));
     }
@@ -123,13 +126,15 @@ pub(crate) fn build(
         check_header(k, v)?;
     }
     let h1 = serialise(shape, &url, method, &url.path, headers, &body);
-    let h1_proxy = shape.via_proxy.then(|| serialise(shape, &url, method, &url.to_text(), headers, &body));
+    let h1_proxy = shape
+        .via_proxy
+        .then(|| serialise(shape, &url, method, &url.to_text(), headers, &body));
     let h2 = h2_parts(&url, method, url_text, headers)?;
     let head = method.eq_ignore_ascii_case("HEAD");
     let idempotent = matches!(method, "GET" | "HEAD" | "OPTIONS" | "TRACE")
-        || headers
-            .iter()
-            .any(|(k, _)| k.eq_ignore_ascii_case("Idempotency-Key") || k.eq_ignore_ascii_case("X-Idempotency-Key"));
+        || headers.iter().any(|(k, _)| {
+            k.eq_ignore_ascii_case("Idempotency-Key") || k.eq_ignore_ascii_case("X-Idempotency-Key")
+        });
     Ok(Prepared {
         inner: Arc::new(Inner {
             method: method.to_string(),
@@ -155,7 +160,14 @@ fn has(headers: &[(String, String)], name: &str) -> bool {
 /// The HTTP/1.1 request bytes, framed as Go frames them: `Content-Length`
 /// for a body (or `Transfer-Encoding: chunked` with `-chunked`), and
 /// `Content-Length: 0` for an empty POST, PUT or PATCH.
-fn serialise(shape: &Shape, url: &Url, method: &str, target: &str, headers: &[(String, String)], body: &Bytes) -> Bytes {
+fn serialise(
+    shape: &Shape,
+    url: &Url,
+    method: &str,
+    target: &str,
+    headers: &[(String, String)],
+    body: &Bytes,
+) -> Bytes {
     let mut out = Vec::with_capacity(128 + target.len() + body.len() + headers.len() * 32);
     let _ = write!(out, "{method} {target} HTTP/1.1\r\n");
     match headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("Host")) {
@@ -228,8 +240,14 @@ fn percent_decode(s: &str) -> Vec<u8> {
 /// HTTP/2 parts: an absolute URI (its authority becomes `:authority`, or the
 /// `Host` header when one is given) and the headers minus the
 /// connection-specific ones HTTP/2 forbids.
-fn h2_parts(url: &Url, method: &str, url_text: &str, headers: &[(String, String)]) -> Result<H2Parts, ClientError> {
-    let method = http::Method::from_bytes(method.as_bytes()).map_err(|_| ClientError::Method(method.to_string()))?;
+fn h2_parts(
+    url: &Url,
+    method: &str,
+    url_text: &str,
+    headers: &[(String, String)],
+) -> Result<H2Parts, ClientError> {
+    let method = http::Method::from_bytes(method.as_bytes())
+        .map_err(|_| ClientError::Method(method.to_string()))?;
     let authority = headers
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case("Host"))
@@ -239,20 +257,34 @@ fn h2_parts(url: &Url, method: &str, url_text: &str, headers: &[(String, String)
         .authority(authority)
         .path_and_query(url.path.as_str())
         .build()
-        .map_err(|_| ClientError::Url { url: url_text.to_string(), msg: "not representable as an HTTP/2 URI" })?;
+        .map_err(|_| ClientError::Url {
+            url: url_text.to_string(),
+            msg: "not representable as an HTTP/2 URI",
+        })?;
     let mut map = http::HeaderMap::with_capacity(headers.len() + 2);
     for (k, v) in headers {
         let lower = k.to_ascii_lowercase();
         if matches!(
             lower.as_str(),
-            "host" | "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade" | "content-length"
+            "host"
+                | "connection"
+                | "keep-alive"
+                | "proxy-connection"
+                | "transfer-encoding"
+                | "upgrade"
+                | "content-length"
         ) {
             continue;
         }
-        let name = http::HeaderName::from_bytes(lower.as_bytes())
-            .map_err(|_| ClientError::Header { name: k.clone(), msg: "not a valid header name" })?;
-        let value = http::HeaderValue::from_str(v)
-            .map_err(|_| ClientError::Header { name: k.clone(), msg: "not a valid header value" })?;
+        let name =
+            http::HeaderName::from_bytes(lower.as_bytes()).map_err(|_| ClientError::Header {
+                name: k.clone(),
+                msg: "not a valid header name",
+            })?;
+        let value = http::HeaderValue::from_str(v).map_err(|_| ClientError::Header {
+            name: k.clone(),
+            msg: "not a valid header value",
+        })?;
         map.append(name, value);
     }
     if !map.contains_key(http::header::USER_AGENT) {
@@ -269,5 +301,9 @@ fn h2_parts(url: &Url, method: &str, url_text: &str, headers: &[(String, String)
             }
         }
     }
-    Ok(H2Parts { method, uri, headers: map })
+    Ok(H2Parts {
+        method,
+        uri,
+        headers: map,
+    })
 }

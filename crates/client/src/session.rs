@@ -136,7 +136,9 @@ pub struct Session {
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Session").field("connections", &self.slots.len()).finish_non_exhaustive()
+        f.debug_struct("Session")
+            .field("connections", &self.slots.len())
+            .finish_non_exhaustive()
     }
 }
 
@@ -144,7 +146,13 @@ impl Session {
     pub(crate) fn new(client: Client) -> Session {
         let cfg = &client.inner.cfg;
         let sink = BodySink::new(cfg.keep_body, cfg.max_body);
-        Session { client, slots: Vec::new(), rb: ReadBuf::new(), sink, m: Measure::new() }
+        Session {
+            client,
+            slots: Vec::new(),
+            rb: ReadBuf::new(),
+            sink,
+            m: Measure::new(),
+        }
     }
 
     /// Runs one request, whose schedule said it should start at
@@ -222,18 +230,27 @@ impl Session {
         let mut hops = 0;
         loop {
             let r = next.as_ref().unwrap_or(req);
-            let head = self.hop(&r.inner, redirects >= 0).await.map_err(|f| prefixed(&r.inner, f))?;
+            let head = self
+                .hop(&r.inner, redirects >= 0)
+                .await
+                .map_err(|f| prefixed(&r.inner, f))?;
             if redirects >= 0 && matches!(head.code, 301 | 302 | 303 | 307 | 308) {
                 if let Some(loc) = head.location {
                     if hops >= redirects {
                         return Err(prefixed(
                             &r.inner,
-                            Failure::new(ErrorKind::Other, format!("stopped after {redirects} redirects")),
+                            Failure::new(
+                                ErrorKind::Other,
+                                format!("stopped after {redirects} redirects"),
+                            ),
                         ));
                     }
                     hops += 1;
                     let new = redirect(&self.client, &r.inner, &loc, head.code).map_err(|e| {
-                        prefixed(&r.inner, Failure::new(ErrorKind::Protocol, format!("redirect: {e}")))
+                        prefixed(
+                            &r.inner,
+                            Failure::new(ErrorKind::Protocol, format!("redirect: {e}")),
+                        )
                     })?;
                     self.sink.reset();
                     self.m.hop = Some(new.clone());
@@ -250,7 +267,14 @@ impl Session {
     /// server closed it while idle) is retried once on a new one when it
     /// is idempotent, as Go does.
     async fn hop(&mut self, r: &Req, want_location: bool) -> Result<Head, Failure> {
-        let Session { client, slots, rb, sink, m, .. } = self;
+        let Session {
+            client,
+            slots,
+            rb,
+            sink,
+            m,
+            ..
+        } = self;
         let c: &ClientInner = &client.inner;
         let mut retried = false;
         loop {
@@ -272,7 +296,10 @@ impl Session {
                     if slots.len() >= MAX_SLOTS {
                         slots.remove(0);
                     }
-                    slots.push(Slot { host: r.host.clone(), conn });
+                    slots.push(Slot {
+                        host: r.host.clone(),
+                        conn,
+                    });
                     (slots.len() - 1, true)
                 }
             };
@@ -322,12 +349,20 @@ impl Session {
 
 /// `Get "http://host/": message`, as Go's `url.Error` reads.
 fn prefixed(r: &Req, f: Failure) -> Failure {
-    Failure { kind: f.kind, msg: format!("{} {:?}: {}", r.op, r.url_text, f.msg) }
+    Failure {
+        kind: f.kind,
+        msg: format!("{} {:?}: {}", r.op, r.url_text, f.msg),
+    }
 }
 
 /// Opens a connection for a request: HTTP/2 (shared per host) when ALPN or
 /// `-h2c` allows, HTTP/1.1 otherwise.
-async fn open(c: &ClientInner, host: &Arc<HostState>, r: &Req, m: &mut crate::session::Measure) -> Result<Conn, Failure> {
+async fn open(
+    c: &ClientInner,
+    host: &Arc<HostState>,
+    r: &Req,
+    m: &mut crate::session::Measure,
+) -> Result<Conn, Failure> {
     let h2_wanted = match r.url.scheme {
         Scheme::Https => c.cfg.http2 && !host.h1_only.load(Ordering::Relaxed),
         Scheme::Http => c.cfg.h2c,
@@ -373,11 +408,20 @@ async fn open(c: &ClientInner, host: &Arc<HostState>, r: &Req, m: &mut crate::se
 /// The next request of a redirect chain, as Go builds it: 301, 302 and 303
 /// turn other methods than GET and HEAD into a GET without body; 307 and
 /// 308 repeat the request. The `Host` override is dropped.
-fn redirect(client: &Client, r: &Req, loc: &str, code: u16) -> Result<Prepared, crate::ClientError> {
+fn redirect(
+    client: &Client,
+    r: &Req,
+    loc: &str,
+    code: u16,
+) -> Result<Prepared, crate::ClientError> {
     let url = r.url.join(loc)?;
     let text = url.to_text();
     let keep = matches!(code, 307 | 308) || r.method == "GET" || r.method == "HEAD";
-    let (method, body) = if keep { (r.method.as_str(), r.body.clone()) } else { ("GET", Bytes::new()) };
+    let (method, body) = if keep {
+        (r.method.as_str(), r.body.clone())
+    } else {
+        ("GET", Bytes::new())
+    };
     let headers: Vec<(String, String)> = r
         .headers
         .iter()

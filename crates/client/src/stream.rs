@@ -29,7 +29,11 @@ impl Plain {
                 (Ok(l), Ok(p)) => format!("tcp {l}->{p}"),
                 _ => "tcp".into(),
             },
-            Plain::Unix(s) => match s.peer_addr().ok().and_then(|a| a.as_pathname().map(|p| p.display().to_string())) {
+            Plain::Unix(s) => match s
+                .peer_addr()
+                .ok()
+                .and_then(|a| a.as_pathname().map(|p| p.display().to_string()))
+            {
                 Some(p) => format!("unix ->{p}"),
                 None => "unix".into(),
             },
@@ -47,7 +51,11 @@ impl Stream {
 }
 
 impl AsyncRead for Plain {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Plain::Tcp(s) => Pin::new(s).poll_read(cx, buf),
             Plain::Unix(s) => Pin::new(s).poll_read(cx, buf),
@@ -56,7 +64,11 @@ impl AsyncRead for Plain {
 }
 
 impl AsyncWrite for Plain {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Plain::Tcp(s) => Pin::new(s).poll_write(cx, buf),
             Plain::Unix(s) => Pin::new(s).poll_write(cx, buf),
@@ -94,7 +106,11 @@ impl AsyncWrite for Plain {
 }
 
 impl AsyncRead for Stream {
-    fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_read(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
@@ -103,7 +119,11 @@ impl AsyncRead for Stream {
 }
 
 impl AsyncWrite for Stream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
             Stream::Plain(s) => Pin::new(s).poll_write(cx, buf),
             Stream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),

@@ -72,7 +72,10 @@ impl TlsConfigs {
         let mut h1 = cfg.clone();
         h1.alpn_protocols = vec![b"http/1.1".to_vec()];
         cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Ok(TlsConfigs { h2: Arc::new(cfg), h1: Arc::new(h1) })
+        Ok(TlsConfigs {
+            h2: Arc::new(cfg),
+            h1: Arc::new(h1),
+        })
     }
 }
 
@@ -84,8 +87,16 @@ fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, ClientError> {
     })
 }
 
-fn parse_certs(what: &'static str, path: &Path, data: &[u8]) -> Result<Vec<CertificateDer<'static>>, ClientError> {
-    let pem = |msg: String| ClientError::Pem { what, path: path.to_path_buf(), msg };
+fn parse_certs(
+    what: &'static str,
+    path: &Path,
+    data: &[u8],
+) -> Result<Vec<CertificateDer<'static>>, ClientError> {
+    let pem = |msg: String| ClientError::Pem {
+        what,
+        path: path.to_path_buf(),
+        msg,
+    };
     let certs = rustls_pemfile::certs(&mut &data[..])
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| pem(format!("malformed PEM: {e}")))?;
@@ -95,8 +106,16 @@ fn parse_certs(what: &'static str, path: &Path, data: &[u8]) -> Result<Vec<Certi
     Ok(certs)
 }
 
-fn parse_key(what: &'static str, path: &Path, data: &[u8]) -> Result<PrivateKeyDer<'static>, ClientError> {
-    let pem = |msg: String| ClientError::Pem { what, path: path.to_path_buf(), msg };
+fn parse_key(
+    what: &'static str,
+    path: &Path,
+    data: &[u8],
+) -> Result<PrivateKeyDer<'static>, ClientError> {
+    let pem = |msg: String| ClientError::Pem {
+        what,
+        path: path.to_path_buf(),
+        msg,
+    };
     match rustls_pemfile::private_key(&mut &data[..]) {
         Ok(Some(k)) => Ok(k),
         Ok(None) => Err(pem("no PEM private key found".into())),
@@ -147,7 +166,12 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -156,7 +180,12 @@ impl ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

@@ -46,9 +46,14 @@ pub struct Url {
 
 impl Url {
     pub fn parse(raw: &str) -> Result<Url, ClientError> {
-        let bad = |msg| ClientError::Url { url: raw.to_string(), msg };
+        let bad = |msg| ClientError::Url {
+            url: raw.to_string(),
+            msg,
+        };
         let s = raw.trim();
-        let (scheme, rest) = s.split_once("://").ok_or_else(|| bad("missing scheme (want http:// or https://)"))?;
+        let (scheme, rest) = s
+            .split_once("://")
+            .ok_or_else(|| bad("missing scheme (want http:// or https://)"))?;
         let scheme = if scheme.eq_ignore_ascii_case("http") {
             Scheme::Http
         } else if scheme.eq_ignore_ascii_case("https") {
@@ -62,11 +67,15 @@ impl Url {
             Some((u, h)) => (Some(u.to_string()), h),
             None => (None, auth),
         };
-        let (host, port) = split_host_port_opt(hostport).ok_or_else(|| bad("malformed host or port"))?;
+        let (host, port) =
+            split_host_port_opt(hostport).ok_or_else(|| bad("malformed host or port"))?;
         if host.is_empty() {
             return Err(bad("no host"));
         }
-        if host.bytes().any(|b| b <= b' ' || b == 0x7f || b"\"<>\\^`{|}".contains(&b)) {
+        if host
+            .bytes()
+            .any(|b| b <= b' ' || b == 0x7f || b"\"<>\\^`{|}".contains(&b))
+        {
             return Err(bad("invalid character in host"));
         }
         let port = port.unwrap_or(scheme.default_port());
@@ -90,9 +99,11 @@ impl Url {
     /// Resolves a redirect `Location` against this URL.
     pub fn join(&self, loc: &str) -> Result<Url, ClientError> {
         let loc = loc.trim();
-        let has_scheme = loc
-            .find("://")
-            .is_some_and(|i| loc[..i].bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)));
+        let has_scheme = loc.find("://").is_some_and(|i| {
+            loc[..i]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+        });
         if has_scheme {
             return Url::parse(loc);
         }
@@ -218,9 +229,19 @@ mod tests {
         assert_eq!(u.path, "/a%20b?x=1");
         assert_eq!(u.userinfo.as_deref(), Some("user:pw"));
         let u = Url::parse("HTTP://[::1]?q").unwrap();
-        assert_eq!((u.host.as_str(), u.port, u.path.as_str()), ("::1", 80, "/?q"));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("::1", 80, "/?q")
+        );
         assert_eq!(u.authority, "[::1]");
-        for bad in ["example.com/", "ftp://x/", "http://", "http://h:99999/", "http://::1/", "http://a b/"] {
+        for bad in [
+            "example.com/",
+            "ftp://x/",
+            "http://",
+            "http://h:99999/",
+            "http://::1/",
+            "http://a b/",
+        ] {
             assert!(Url::parse(bad).is_err(), "{bad}");
         }
     }
