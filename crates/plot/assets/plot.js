@@ -171,7 +171,16 @@
     height: 320,
     scales: { x: { time: false, distr: 3, log: 10 }, y: { distr: 3, log: 10 } },
     axes: [
-      { label: "percentile", values: function (u, splits) { return splits.map(pctLabel); } },
+      {
+        label: "percentile",
+        values: function (u, splits) {
+          // Label the decades only: 0%, 90%, 99%, 99.9%, …
+          return splits.map(function (x) {
+            if (x == null || Math.abs(Math.log10(x) - Math.round(Math.log10(x))) > 1e-6) return "";
+            return pctLabel(x);
+          });
+        },
+      },
       { label: "latency (ms)", size: 70 },
     ],
     series: pctSeries,

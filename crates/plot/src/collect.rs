@@ -25,6 +25,11 @@ pub const MAX_SERIES: usize = 32;
 /// as 24 h in the percentile panel (the over-time panel stays exact).
 const HDR_MAX_NS: u64 = 24 * 3600 * 1_000_000_000;
 
+/// Narrowest latency bucket: 1 ms.
+const LATENCY_BASE_NS: u64 = 1_000_000;
+/// Narrowest rate bucket: 1 s, so rates are per whole second.
+const RATE_BASE_NS: u64 = 1_000_000_000;
+
 struct InputState {
     name: String,
     origin: Option<i64>,
@@ -160,9 +165,9 @@ impl Collector {
     }
 
     fn new_group(&mut self, input: usize, attack: Arc<str>, origin: i64) -> usize {
-        let mut lat = Timeline::new(self.limit);
+        let mut lat = Timeline::new(self.limit, LATENCY_BASE_NS);
         lat.set_origin(origin);
-        let mut rate = Timeline::new(self.limit);
+        let mut rate = Timeline::new(self.limit, RATE_BASE_NS);
         rate.set_origin(origin);
         // Cannot fail: the bounds are constants within HDR's range.
         let hist = Histogram::new_with_bounds(1, HDR_MAX_NS, 3)

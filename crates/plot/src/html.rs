@@ -198,7 +198,13 @@ fn hist_edge_ms(i: usize) -> f64 {
 
 /// The JSON embedded in the page.
 fn page_json(data: &PlotData) -> Result<String, PlotError> {
-    let most = data.series.iter().map(|s| s.records).max().unwrap_or(1).max(1);
+    let most = data
+        .series
+        .iter()
+        .map(|s| s.records)
+        .max()
+        .unwrap_or(1)
+        .max(1);
     let decades = ((most as f64).log10().ceil() as u32).clamp(1, PCT_MAX_DECADES);
     let pct_x: Vec<f64> = (0..=decades * PCT_PER_DECADE)
         .map(|k| round(10f64.powf(k as f64 / PCT_PER_DECADE as f64), 4))

@@ -61,9 +61,10 @@ pub fn render_png(data: &PlotData, opts: &PlotOptions) -> Result<Vec<u8>, PlotEr
     let (w, h) = (opts.width, opts.height);
     let mut rgb = vec![0u8; w as usize * h as usize * 3];
     {
-        let root = BitMapBackend::<plotters::backend::RGBPixel>::with_buffer_and_format(&mut rgb, (w, h))
-            .map_err(render_err)?
-            .into_drawing_area();
+        let root =
+            BitMapBackend::<plotters::backend::RGBPixel>::with_buffer_and_format(&mut rgb, (w, h))
+                .map_err(render_err)?
+                .into_drawing_area();
         draw(&root, data)?;
         root.present().map_err(render_err)?;
     }
@@ -213,7 +214,11 @@ fn draw<DB: DrawingBackend>(
 
     // Throughput.
     let per_sec = |s: &SeriesData, f: &dyn Fn(&crate::timeline::RateBucket) -> u64| {
-        let w = if s.rate_width > 0.0 { s.rate_width } else { 1.0 };
+        let w = if s.rate_width > 0.0 {
+            s.rate_width
+        } else {
+            1.0
+        };
         s.rate
             .iter()
             .map(|(x, b)| (*x, f(b) as f64 / w))
@@ -247,7 +252,10 @@ fn draw<DB: DrawingBackend>(
         let ok = OK_COLORS[i % OK_COLORS.len()];
         let err = ERR_COLORS[i % ERR_COLORS.len()];
         chart
-            .draw_series(LineSeries::new(per_sec(s, &|b| b.count), ok.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                per_sec(s, &|b| b.count),
+                ok.stroke_width(2),
+            ))
             .map_err(render_err)?
             .label(format!("{} responses/s", s.name))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], ok.stroke_width(2)));

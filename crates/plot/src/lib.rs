@@ -91,7 +91,9 @@ pub struct PlotInput<'a> {
 
 impl std::fmt::Debug for PlotInput<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PlotInput").field("name", &self.name).finish()
+        f.debug_struct("PlotInput")
+            .field("name", &self.name)
+            .finish()
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! A [`Timeline`] receives `(time, value)` events in any order, without
 //! knowing the time range in advance, and keeps at most `limit` buckets of
-//! a power-of-two width (in nanoseconds). When a new event would need more
+//! width `base × 2^k` (1 ms × 2^k for latencies, 1 s × 2^k for rates, so
+//! "per second" stays exact). When a new event would need more
 //! buckets, the width doubles and neighbouring buckets merge pairwise, so
 //! memory stays bounded however many events arrive. A bucket keeps
 //! aggregates that merge exactly (counts, minima, maxima), which makes the
@@ -18,13 +19,12 @@ pub trait Merge: Default {
     fn merge(&mut self, other: Self);
 }
 
-/// The smallest bucket width: 2^20 ns ≈ 1.05 ms.
-pub const MIN_SHIFT: u32 = 20;
-
-/// Buckets of width `2^shift` ns, aligned on `origin`, bounded in number.
+/// Buckets of width `base << shift` ns, aligned on `origin`, bounded in
+/// number.
 #[derive(Debug, Clone)]
 pub struct Timeline<B> {
     origin: Option<i64>,
+    base: u64,
     shift: u32,
     /// Index (in units of the current width, relative to `origin`) of
     /// `buckets[0]`.
@@ -34,11 +34,13 @@ pub struct Timeline<B> {
 }
 
 impl<B: Merge> Timeline<B> {
-    /// A timeline of at most `limit` buckets (at least 4).
-    pub fn new(limit: usize) -> Self {
+    /// A timeline of at most `limit` buckets (at least 4), the narrowest
+    /// `base` ns wide (at least 1).
+    pub fn new(limit: usize, base: u64) -> Self {
         Timeline {
             origin: None,
-            shift: MIN_SHIFT,
+            base: base.max(1),
+            shift: 0,
             first: 0,
             buckets: VecDeque::new(),
             limit: limit.max(4),
@@ -58,7 +60,7 @@ impl<B: Merge> Timeline<B> {
     pub fn bucket(&mut self, t: i64) -> &mut B {
         let origin = *self.origin.get_or_insert(t);
         let offset = t as i128 - origin as i128;
-        let mut idx = offset >> self.shift;
+        let mut idx = self.index(offset);
         if self.buckets.is_empty() {
             self.first = idx;
             self.buckets.push_back(B::default());
@@ -72,7 +74,7 @@ impl<B: Merge> Timeline<B> {
                 break;
             }
             self.coarsen();
-            idx = offset >> self.shift;
+            idx = self.index(offset);
         }
         while idx < self.first {
             self.buckets.push_front(B::default());
@@ -83,6 +85,16 @@ impl<B: Merge> Timeline<B> {
         }
         let at = (idx - self.first) as usize;
         &mut self.buckets[at]
+    }
+
+    /// Floor of `offset / width`, on i64 when it fits (the common case:
+    /// i128 division is a slow library call).
+    fn index(&self, offset: i128) -> i128 {
+        let width = self.width_ns();
+        match (i64::try_from(offset), i64::try_from(width)) {
+            (Ok(o), Ok(w)) => o.div_euclid(w) as i128,
+            _ => offset.div_euclid(width as i128),
+        }
     }
 
     /// Doubles the width, merging buckets pairwise.
@@ -105,7 +117,7 @@ impl<B: Merge> Timeline<B> {
 
     /// Current bucket width in nanoseconds.
     pub fn width_ns(&self) -> u128 {
-        1u128 << self.shift
+        (self.base as u128) << self.shift
     }
 
     /// Number of buckets (from the earliest to the latest event).
@@ -123,11 +135,11 @@ impl<B: Merge> Timeline<B> {
     pub fn iter(&self) -> impl Iterator<Item = (i128, &B)> + '_ {
         let origin = self.origin.unwrap_or(0) as i128;
         let first = self.first;
-        let shift = self.shift;
+        let width = self.width_ns() as i128;
         self.buckets
             .iter()
             .enumerate()
-            .map(move |(i, b)| (origin + ((first + i as i128) << shift), b))
+            .map(move |(i, b)| (origin + (first + i as i128) * width, b))
     }
 }
 
@@ -232,16 +244,15 @@ mod tests {
 
     #[test]
     fn stays_within_limit_and_keeps_counts() {
-        let mut t = Timeline::<LatencyBucket>::new(100);
+        let mut t = Timeline::<LatencyBucket>::new(100, MS as u64);
         for i in 0..100_000i64 {
             add(&mut t, i * MS, 1);
         }
         assert!(t.len() <= 100, "{} buckets", t.len());
         let total: u64 = t.iter().map(|(_, b)| b.ok.count).sum();
         assert_eq!(total, 100_000);
-        // 100 s over ≤100 buckets: width ≥ 1 s, and a power of two.
-        assert!(t.width_ns() >= 1_000_000_000);
-        assert!(t.width_ns().is_power_of_two());
+        // 100 s over ≤100 buckets: 1 ms × 1024.
+        assert_eq!(t.width_ns(), 1_024_000_000);
     }
 
     #[test]
@@ -249,8 +260,8 @@ mod tests {
         // The same events in two orders give the same buckets once the
         // widths agree.
         let events: Vec<(i64, u64)> = (0..5000).map(|i| (i * 7 * MS, (i % 13) as u64)).collect();
-        let mut a = Timeline::<LatencyBucket>::new(50);
-        let mut b = Timeline::<LatencyBucket>::new(50);
+        let mut a = Timeline::<LatencyBucket>::new(50, MS as u64);
+        let mut b = Timeline::<LatencyBucket>::new(50, MS as u64);
         for &(at, l) in &events {
             add(&mut a, at, l);
         }
@@ -266,8 +277,8 @@ mod tests {
 
     #[test]
     fn pairwise_merge_of_extents_and_codes() {
-        let mut t = Timeline::<RateBucket>::new(4);
-        let w = 1i64 << MIN_SHIFT;
+        let mut t = Timeline::<RateBucket>::new(4, 1000);
+        let w = 1000;
         for (i, code) in [200u16, 200, 500, 0].into_iter().enumerate() {
             t.bucket(i as i64 * w).add(code);
         }
@@ -282,7 +293,7 @@ mod tests {
 
     #[test]
     fn out_of_order_and_negative_offsets() {
-        let mut t = Timeline::<LatencyBucket>::new(10);
+        let mut t = Timeline::<LatencyBucket>::new(10, MS as u64);
         add(&mut t, 1_000 * MS, 1);
         add(&mut t, 0, 2);
         add(&mut t, 500 * MS, 3);
@@ -295,7 +306,7 @@ mod tests {
 
     #[test]
     fn extreme_times_do_not_overflow() {
-        let mut t = Timeline::<LatencyBucket>::new(4);
+        let mut t = Timeline::<LatencyBucket>::new(4, MS as u64);
         add(&mut t, i64::MAX, 1);
         add(&mut t, i64::MIN, 2);
         add(&mut t, 0, 3);
@@ -307,13 +318,19 @@ mod tests {
     #[test]
     fn keeps_a_single_spike() {
         // One 5 s request among a million 1 ms ones survives every merge.
-        let mut t = Timeline::<LatencyBucket>::new(4000);
+        let mut t = Timeline::<LatencyBucket>::new(4000, MS as u64);
         for i in 0..1_000_000i64 {
-            let lat = if i == 777_777 { 5_000 * MS as u64 } else { MS as u64 };
+            let lat = if i == 777_777 {
+                5_000 * MS as u64
+            } else {
+                MS as u64
+            };
             add(&mut t, i * MS / 10, lat);
         }
         let maxes: Vec<u64> = t.iter().map(|(_, b)| b.ok.max).collect();
         assert_eq!(maxes.iter().filter(|&&m| m == 5_000 * MS as u64).count(), 1);
-        assert!(maxes.iter().all(|&m| m == MS as u64 || m == 5_000 * MS as u64));
+        assert!(maxes
+            .iter()
+            .all(|&m| m == MS as u64 || m == 5_000 * MS as u64));
     }
 }
