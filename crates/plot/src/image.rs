@@ -124,6 +124,20 @@ fn fmt_ms(v: &f64) -> String {
     }
 }
 
+/// Text for the image: control characters (invalid in SVG's XML, and
+/// glyph-less) become spaces.
+fn text(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() || c == '\u{fffe}' || c == '\u{ffff}' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 fn is_failure(code: u16) -> bool {
     !(200..400).contains(&code)
 }
@@ -136,7 +150,7 @@ fn draw<DB: DrawingBackend>(
     let (_, h) = root.dim_in_pixel();
     let title_size = (h / 28).clamp(12, 28);
     let root = root
-        .titled(&data.title, (FAMILY, title_size))
+        .titled(&text(&data.title), (FAMILY, title_size))
         .map_err(render_err)?;
     let (_, h) = root.dim_in_pixel();
     let (upper, lower) = root.split_vertically(h * 65 / 100);
@@ -188,7 +202,7 @@ fn draw<DB: DrawingBackend>(
         chart
             .draw_series(oks.map(|p| Circle::new(p, psize, ok.filled())))
             .map_err(render_err)?
-            .label(format!("{} OK", s.name))
+            .label(format!("{} OK", text(&s.name)))
             .legend(move |(x, y)| Circle::new((x + 6, y), 4, ok.filled()));
         if s.error_points() > 0 {
             let errs = s
@@ -199,7 +213,7 @@ fn draw<DB: DrawingBackend>(
             chart
                 .draw_series(errs.map(|p| Cross::new(p, psize + 2, err.stroke_width(1))))
                 .map_err(render_err)?
-                .label(format!("{} errors", s.name))
+                .label(format!("{} errors", text(&s.name)))
                 .legend(move |(x, y)| Cross::new((x + 6, y), 4, err.stroke_width(1)));
         }
     }
@@ -257,7 +271,7 @@ fn draw<DB: DrawingBackend>(
                 ok.stroke_width(2),
             ))
             .map_err(render_err)?
-            .label(format!("{} responses/s", s.name))
+            .label(format!("{} responses/s", text(&s.name)))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], ok.stroke_width(2)));
         let failed = |b: &crate::timeline::RateBucket| {
             b.codes
@@ -270,7 +284,7 @@ fn draw<DB: DrawingBackend>(
             chart
                 .draw_series(LineSeries::new(per_sec(s, &failed), err.stroke_width(1)))
                 .map_err(render_err)?
-                .label(format!("{} failed/s", s.name))
+                .label(format!("{} failed/s", text(&s.name)))
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 12, y)], err.stroke_width(1))
                 });

@@ -360,3 +360,74 @@ fn many_attack_names_are_bounded() {
     assert_eq!(data.series.last().unwrap().records, 1000 - 32);
     assert_eq!(data.warnings.len(), 1);
 }
+
+#[test]
+#[ignore = "writes sample images to $VOLLEY_PLOT_SAMPLES for a human to look at"]
+fn write_samples() {
+    let dir = std::env::var("VOLLEY_PLOT_SAMPLES").unwrap_or_else(|_| "/tmp".into());
+    for (format, ext) in [(Format::Png, "png"), (Format::Svg, "svg")] {
+        let mut out = Vec::new();
+        let mut inputs = mixed();
+        inputs.push(PlotInput::from_records(
+            "run-2",
+            steady(20_000, 1_000, |i, mut r| {
+                r.latency = 3 * MS + (i % 50) * 100_000;
+                if (9_000..10_000).contains(&i) {
+                    r.latency = (10_000 - i) * MS;
+                }
+                r
+            }),
+        ));
+        plot(inputs, &PlotOptions::default(), format, &mut out).unwrap();
+        std::fs::write(format!("{dir}/volley-plot-sample.{ext}"), out).unwrap();
+    }
+}
+
+#[test]
+fn hostile_records_plot_in_every_format() {
+    let name: Arc<str> = Arc::from("<b>\"a&b'</b>\n\u{1F680}\u{0}");
+    let records = || {
+        let name = name.clone();
+        [
+            (i64::MIN, u64::MAX, 0u16),
+            (i64::MAX, 0, 999),
+            (0, 1, 200),
+            (T0, 5 * SEC, 200),
+        ]
+        .into_iter()
+        .map(move |(timestamp, latency, code)| Record {
+            attack: name.clone(),
+            timestamp,
+            latency,
+            code,
+            ..Record::default()
+        })
+    };
+    for format in [Format::Html, Format::Png, Format::Svg] {
+        let mut out = Vec::new();
+        let summary = plot(
+            vec![PlotInput::from_records("x", records())],
+            &PlotOptions::default(),
+            format,
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(summary.series[0].records, 4);
+        assert!(summary.series[0].buckets <= 4000);
+        if format == Format::Svg {
+            roxmltree::Document::parse(std::str::from_utf8(&out).unwrap()).unwrap();
+        }
+        if format == Format::Html {
+            let html = String::from_utf8(out).unwrap();
+            assert_eq!(page_data(&html)["series"][0]["name"], *name);
+        }
+    }
+}
+
+#[test]
+fn same_named_inputs_get_distinct_labels() {
+    let one = || PlotInput::from_records("r.bin", vec![rec(0, MS, 200)]);
+    let (_, summary) = html_of(vec![one(), one(), one()]);
+    let names: Vec<&str> = summary.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["r.bin", "r.bin #2", "r.bin #3"]);
+}

@@ -367,6 +367,37 @@ fn html_plot_in_headless_chromium() {
     std::fs::copy(&html, artifacts.join("plot.html")).unwrap();
     eprintln!("screenshot: {}", artifacts.join("screenshot.png").display());
 
+    // A hostile page: a name that tries to close the script element, a
+    // single record, absurd times. Still no error, one series.
+    let hostile = tmp.join("hostile.html");
+    let name = "</script><script>window.pwned=1</script>\u{1F680}";
+    let attack: Arc<str> = Arc::from(name);
+    let records = vec![
+        rec(&attack, 0, 1, 200),
+        Record {
+            timestamp: i64::MIN,
+            latency: u64::MAX,
+            ..rec(&attack, 0, 1, 0)
+        },
+    ];
+    let mut out = Vec::new();
+    plot_html(
+        vec![PlotInput::from_records("hostile", records)],
+        &PlotOptions::default(),
+        &mut out,
+    )
+    .unwrap();
+    std::fs::write(&hostile, out).unwrap();
+    session.open(&hostile);
+    let vp = session.js("return [window.volleyPlot.series, window.pwned === undefined]");
+    assert_eq!(vp, json!([[name], true]));
+    let console = session.console();
+    let errors: Vec<&Value> = console
+        .iter()
+        .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
+        .collect();
+    assert!(errors.is_empty(), "console on the hostile page: {errors:?}");
+
     drop(session);
     drop(driver);
     let _ = std::fs::remove_dir_all(&tmp);
