@@ -21,6 +21,12 @@ use crate::{PlotInput, PlotOptions};
 /// per input, so a file with thousands of names cannot exhaust memory.
 pub const MAX_SERIES: usize = 32;
 
+/// Up to this many series, each gets `max_points` buckets; beyond, they
+/// share `BUDGET_SERIES × max_points` (but keep at least
+/// `MIN_SHARED_POINTS` each).
+const BUDGET_SERIES: usize = 8;
+const MIN_SHARED_POINTS: usize = 250;
+
 /// Largest latency the HDR histograms resolve (24 h); longer ones count
 /// as 24 h in the percentile panel (the over-time panel stays exact).
 const HDR_MAX_NS: u64 = 24 * 3600 * 1_000_000_000;
@@ -194,6 +200,15 @@ impl Collector {
             if inp.records == 0 {
                 self.warnings
                     .push(format!("{}: no results in this input", inp.name));
+            }
+        }
+        // Many series share a total budget, so that the page stays small
+        // (a few hundred kB per 4000 buckets).
+        if self.groups.len() > BUDGET_SERIES {
+            let each = (self.limit * BUDGET_SERIES / self.groups.len()).max(MIN_SHARED_POINTS);
+            for g in &mut self.groups {
+                g.lat.shrink_to(each);
+                g.rate.shrink_to(each);
             }
         }
         let names = series_names(&self.groups, &self.inputs);

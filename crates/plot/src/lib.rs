@@ -21,7 +21,9 @@
 //! broken file behind: an input that fails before its first record is an
 //! error; one that fails later (a truncated file) plots what came before and
 //! says so in [`PlotSummary::warnings`]. Memory is bounded by
-//! `max_points` buckets per series, whatever the number of records.
+//! `max_points` buckets per series, whatever the number of records; beyond
+//! 8 series they share 8 × `max_points` (so the page stays under ~2 MB),
+//! and beyond 32 attack names per plot the rest fold into `(other)`.
 //!
 //! Time on the x axis is seconds since the first intended send of each
 //! input, so two runs made at different times overlay. Latencies are shown

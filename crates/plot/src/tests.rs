@@ -344,6 +344,17 @@ fn svg_parses_and_names_the_series() {
 }
 
 #[test]
+fn many_series_share_the_page_budget() {
+    // 16 runs of 100k records: each alone would get 4000 buckets.
+    let inputs = (0..16)
+        .map(|k| PlotInput::from_records(format!("run-{k}"), steady(100_000, 100, |_, r| r)))
+        .collect();
+    let (html, summary) = html_of(inputs);
+    assert!(summary.series.iter().all(|s| s.buckets <= 2000));
+    assert!(html.len() < 2 * 1024 * 1024, "{} bytes", html.len());
+}
+
+#[test]
 fn many_attack_names_are_bounded() {
     let records = (0..1000u64).map(|i| {
         let mut r = rec(i * MS, MS, 200);
@@ -356,6 +367,8 @@ fn many_attack_names_are_bounded() {
     )
     .unwrap();
     assert_eq!(data.series.len(), collect::MAX_SERIES + 1);
+    let buckets: usize = data.series.iter().map(|s| s.latency.len()).sum();
+    assert!(buckets <= 8 * 4000, "{buckets}");
     assert_eq!(data.series.last().unwrap().name, "(other)");
     assert_eq!(data.series.last().unwrap().records, 1000 - 32);
     assert_eq!(data.warnings.len(), 1);

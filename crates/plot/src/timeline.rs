@@ -115,6 +115,14 @@ impl<B: Merge> Timeline<B> {
         }
     }
 
+    /// Coarsens until at most `limit` buckets remain (at least 4).
+    pub fn shrink_to(&mut self, limit: usize) {
+        self.limit = self.limit.min(limit.max(4));
+        while self.buckets.len() > self.limit {
+            self.coarsen();
+        }
+    }
+
     /// Current bucket width in nanoseconds.
     pub fn width_ns(&self) -> u128 {
         (self.base as u128) << self.shift
@@ -289,6 +297,21 @@ mod tests {
         assert_eq!(b[0].codes, vec![(200, 2)]);
         assert_eq!(b[1].codes, vec![(0, 1), (500, 1)]);
         assert_eq!(b[2].count, 1);
+    }
+
+    #[test]
+    fn shrinks_on_demand() {
+        let mut t = Timeline::<LatencyBucket>::new(1000, MS as u64);
+        for i in 0..1000 {
+            add(&mut t, i * MS, i as u64);
+        }
+        assert_eq!(t.len(), 1000);
+        t.shrink_to(100);
+        assert!(t.len() <= 100);
+        assert_eq!(t.iter().map(|(_, b)| b.ok.count).sum::<u64>(), 1000);
+        assert_eq!(t.iter().map(|(_, b)| b.ok.max).max(), Some(999));
+        add(&mut t, 5000 * MS, 1);
+        assert!(t.len() <= 100);
     }
 
     #[test]
