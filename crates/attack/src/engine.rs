@@ -55,6 +55,13 @@ pub struct Settings {
     pub max_requests: Option<u64>,
 }
 
+/// When an attack ends, whatever its model.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    duration: Option<Duration>,
+    max_requests: Option<u64>,
+}
+
 /// What happened, for the report's metadata and the exit code.
 #[derive(Debug, Clone)]
 pub struct RunSummary {
@@ -186,6 +193,10 @@ pub async fn run(
         peak: AtomicUsize::new(0),
         sent: AtomicU64::new(0),
     });
+    let limits = Limits {
+        duration: settings.duration,
+        max_requests: settings.max_requests,
+    };
     let (sent, jobs_error) = match settings.mode {
         Mode::Open {
             pacer,
@@ -196,7 +207,7 @@ pub async fn run(
                 &*pacer,
                 workers,
                 max_workers,
-                &settings,
+                limits,
                 jobs,
                 client,
                 ctx.clone(),
@@ -204,7 +215,7 @@ pub async fn run(
             .await
         }
         Mode::Closed { ref users, think } => {
-            closed_model(users, think, &settings, jobs, client, ctx.clone()).await
+            closed_model(users, think, limits, jobs, client, ctx.clone()).await
         }
     };
     RunSummary {
@@ -220,7 +231,7 @@ async fn open_model(
     pacer: &(dyn Pacer + Send + Sync),
     workers: usize,
     max_workers: usize,
-    settings: &Settings,
+    settings: Limits,
     jobs: Arc<Jobs>,
     client: Client,
     ctx: Arc<Ctx>,
@@ -261,7 +272,7 @@ async fn open_model(
         if stopper.stopped() {
             break;
         }
-        let job = match jobs.next() {
+        let job = match jobs.next().await {
             Ok(Some(j)) => j,
             Ok(None) => break,
             Err(e) => {
@@ -301,7 +312,7 @@ async fn open_model(
 async fn closed_model(
     shape: &Shape,
     think: Duration,
-    settings: &Settings,
+    settings: Limits,
     jobs: Arc<Jobs>,
     client: Client,
     ctx: Arc<Ctx>,

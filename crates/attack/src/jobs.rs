@@ -2,10 +2,11 @@
 //!
 //! Eager targets are prepared once (request bytes serialised, URL parsed)
 //! and handed out round-robin; lazy targets (`-lazy`) are read and prepared
-//! on demand, and the attack ends when they run out.
+//! on a thread of their own (reading a pipe blocks) a little ahead of use,
+//! and the attack ends when they run out.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use volley_client::{Client, Prepared};
 use volley_targets::{Target, Targeter};
@@ -36,10 +37,10 @@ pub enum Jobs {
         jobs: Vec<Arc<Job>>,
         next: AtomicUsize,
     },
-    /// Read and prepared on demand; ends at the end of input.
+    /// Read and prepared on demand by a reader thread; ends at the end of
+    /// input or at the first bad target.
     Lazy {
-        targeter: Mutex<Targeter>,
-        client: Client,
+        rx: async_channel::Receiver<Result<Arc<Job>, String>>,
     },
 }
 
@@ -78,28 +79,45 @@ impl Jobs {
         })
     }
 
-    /// Reads targets on demand.
-    pub fn lazy(client: &Client, targeter: Targeter) -> Jobs {
-        Jobs::Lazy {
-            targeter: Mutex::new(targeter),
-            client: client.clone(),
+    /// Reads targets on demand, on a thread of its own.
+    pub fn lazy(client: &Client, mut targeter: Targeter) -> Jobs {
+        let (tx, rx) = async_channel::bounded(1024);
+        let client = client.clone();
+        let reader = move || loop {
+            let item = match targeter.next() {
+                Ok(None) => return,
+                Ok(Some(t)) => prepare(&client, &t)
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            let failed = item.is_err();
+            if tx.send_blocking(item).is_err() || failed {
+                return;
+            }
+        };
+        if let Err(e) = std::thread::Builder::new()
+            .name("volley-targets".into())
+            .spawn(reader)
+        {
+            let (tx, rx) = async_channel::bounded(1);
+            let _ = tx.try_send(Err(format!("starting the targets reader: {e}")));
+            return Jobs::Lazy { rx };
         }
+        Jobs::Lazy { rx }
     }
 
     /// The next job; `Ok(None)` when lazy input is exhausted.
-    pub fn next(&self) -> Result<Option<Arc<Job>>, JobError> {
+    pub async fn next(&self) -> Result<Option<Arc<Job>>, String> {
         match self {
             Jobs::Eager { jobs, next } => {
                 let i = next.fetch_add(1, Ordering::Relaxed) % jobs.len();
                 Ok(Some(jobs[i].clone()))
             }
-            Jobs::Lazy { targeter, client } => {
-                let mut t = targeter.lock().unwrap_or_else(|e| e.into_inner());
-                match t.next()? {
-                    None => Ok(None),
-                    Some(target) => Ok(Some(Arc::new(prepare(client, &target)?))),
-                }
-            }
+            Jobs::Lazy { rx } => match rx.recv().await {
+                Err(_) => Ok(None),
+                Ok(item) => item.map(Some),
+            },
         }
     }
 }

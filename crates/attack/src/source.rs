@@ -107,7 +107,7 @@ impl UserClock {
         if u.max_requests.is_some_and(|m| seq >= m) {
             return None;
         }
-        let job = match u.jobs.next() {
+        let job = match u.jobs.next().await {
             Ok(Some(j)) => j,
             Ok(None) => {
                 u.exhausted.store(true, Ordering::Relaxed);
