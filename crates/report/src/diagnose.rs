@@ -52,24 +52,27 @@ pub fn diagnose(m: &Metrics, run: &RunInfo) -> Vec<String> {
     let fds = m.error_kind_count(ErrorKind::TooManyOpenFiles);
     if fds > 0 {
         out.push(format!(
-            "generator ran out of file descriptors ({fds} requests): raise `ulimit -n` \
+            "generator ran out of file descriptors ({}): raise `ulimit -n` \
              (volley lifts the soft limit to the hard limit; raise the hard limit with \
-             LimitNOFILE= or /etc/security/limits.conf), or lower -connections / -max-workers"
+             LimitNOFILE= or /etc/security/limits.conf), or lower -connections / -max-workers",
+            requests(fds)
         ));
     }
     let ports = m.error_kind_count(ErrorKind::PortsExhausted);
     if ports > 0 {
         out.push(format!(
-            "generator ran out of ephemeral ports ({ports} requests): widen \
+            "generator ran out of ephemeral ports ({}): widen \
              net.ipv4.ip_local_port_range, enable keepalive so connections are reused, \
-             or add source addresses with -laddr"
+             or add source addresses with -laddr",
+            requests(ports)
         ));
     }
     let dns = m.error_kind_count(ErrorKind::Dns);
     if dns > 0 {
         out.push(format!(
-            "name resolution failed on the generator ({dns} requests): pin the address \
-             with -connect-to or -resolvers, and cache lookups with -dns-ttl"
+            "name resolution failed on the generator ({}): pin the address \
+             with -connect-to or -resolvers, and cache lookups with -dns-ttl",
+            requests(dns)
         ));
     }
     let lag = m.lag();
@@ -94,10 +97,12 @@ pub fn diagnose(m: &Metrics, run: &RunInfo) -> Vec<String> {
         let achieved = m.rate();
         if m.requests() > 1 && achieved < requested * RATE_SHORTFALL {
             let short = (1.0 - achieved / requested) * 100.0;
-            let cause = if fds + ports + dns > 0 {
+            // Generator-side failures explain a shortfall only when there
+            // are enough of them to matter.
+            let cause = if (fds + ports + dns) as f64 >= m.requests() as f64 * 0.01 {
                 "the generator's own limits above cost requests"
             } else {
-                "the generator could not keep up"
+                "the generator could not keep up, or -max-workers capped it"
             };
             out.push(format!(
                 "achieved rate {achieved:.2}/s is {short:.0}% below the requested {requested}/s: \
@@ -106,6 +111,14 @@ pub fn diagnose(m: &Metrics, run: &RunInfo) -> Vec<String> {
         }
     }
     out
+}
+
+fn requests(n: u64) -> String {
+    if n == 1 {
+        "1 request".to_string()
+    } else {
+        format!("{n} requests")
+    }
 }
 
 #[cfg(test)]
