@@ -129,6 +129,7 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
         max_workers = max_workers.min(max_connections);
     }
 
+    let mut constant_rate = None;
     let mode = if let Some(users) = raw.value("users") {
         if raw.has("rate") || raw.has("shape") {
             return Err(usage("-users (closed model) and -rate/-shape (open model) exclude each other"));
@@ -167,9 +168,12 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
                 }
             }
             Some(shape) => {
+                if let Shape::Constant(r) = shape {
+                    constant_rate = Some(r);
+                }
                 let pacer = volley_pacer::RatePacer::new(shape).map_err(|e| usage(format!("flag -shape: {e}")))?;
                 Mode::Open {
-                    pacer: Arc::new(pacer),
+                    pacer: Arc::new(pacer) as Arc<dyn volley_pacer::Pacer + Send + Sync>,
                     workers,
                     max_workers,
                 }
@@ -227,7 +231,21 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
         Some(_) => raw.bool("progress", false),
     };
     let name: Arc<str> = Arc::from(raw.value("name").unwrap_or(""));
+    let run = match &mode {
+        Mode::Open { workers, max_workers, .. } => serde_json::json!({
+            "model": "open",
+            "rate": constant_rate,
+            "workers": workers,
+            "max_workers": (*max_workers != usize::MAX).then_some(*max_workers),
+        }),
+        Mode::Closed { users, think } => serde_json::json!({
+            "model": "closed",
+            "vus_max": users.peak().round() as u64,
+            "think_s": think.as_secs_f64(),
+        }),
+    };
     let meta = serde_json::json!({
+        "run": run,
         "command": std::env::args().collect::<Vec<_>>(),
         "rate": raw.value("rate"),
         "shape": raw.value("shape"),
@@ -454,11 +472,19 @@ async fn attack(plan: AttackPlan) -> Result<i32, CliError> {
     if let Some(e) = &summary.jobs_error {
         eprintln!("volley attack: targets: {e}");
     }
+    let mut run = crate::report::run_info(Some(&header));
+    if run.vus_max.is_some() {
+        let peak = summary.peak_workers as u64;
+        let gauge = volley_report::Gauge { value: peak, min: peak, max: peak };
+        run.vus = Some(gauge);
+        run.vus_max = Some(gauge);
+    }
     if stdout_tty {
         let mut so = std::io::stdout().lock();
-        volley_report::text::write(&out.metrics, &mut so).map_err(|e| CliError::Runtime(e.to_string()))?;
+        volley_report::text::report(&out.metrics, &mut so)
+            .map_err(|e| CliError::Runtime(e.to_string()))?;
     }
-    for line in volley_report::diagnose(&out.metrics, &volley_report::RunInfo::default()) {
+    for line in volley_report::diagnose(&out.metrics, &run) {
         eprintln!("volley: {line}");
     }
     crate::verdict(&out.metrics, &plan.thresholds)

@@ -65,7 +65,7 @@ impl Progress {
             self.sent,
             rate,
             ok,
-            volley_report::format_duration(p99),
+            volley_report::gofmt::vegeta_duration(p99),
             if errs.is_empty() { String::new() } else { format!("errors: {}", errs.join("; ")) }
         );
         let mut err = std::io::stderr().lock();
