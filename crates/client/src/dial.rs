@@ -7,7 +7,6 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Instant;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream, UnixStream};
@@ -17,7 +16,7 @@ use volley_results::ErrorKind;
 
 use crate::client::{HostState, Inner};
 use crate::error::Failure;
-use crate::session::{Measure, Stage};
+use crate::session::{Measure, Phase, Stage};
 use crate::stream::{Plain, Stream};
 use crate::url::{Scheme, Url};
 
@@ -46,10 +45,6 @@ pub(crate) struct Dialed {
     pub guard: ConnGuard,
 }
 
-fn since(t: Instant) -> u64 {
-    t.elapsed().as_nanos() as u64
-}
-
 /// Opens a connection for `url`, offering HTTP/2 by ALPN when `alpn_h2`.
 pub(crate) async fn dial(
     c: &Inner,
@@ -61,14 +56,10 @@ pub(crate) async fn dial(
     m.stage = Stage::Connecting;
     let permit = match &host.limit {
         Some(sem) => {
-            let t = Instant::now();
-            let p = sem
-                .clone()
-                .acquire_owned()
-                .await
-                .map_err(|_| Failure::new(ErrorKind::Canceled, "client closed"))?;
-            m.phases.blocked += since(t);
-            Some(p)
+            m.begin(Phase::Blocked);
+            let p = sem.clone().acquire_owned().await;
+            m.end();
+            Some(p.map_err(|_| Failure::new(ErrorKind::Canceled, "client closed"))?)
         }
         None => None,
     };
@@ -81,12 +72,12 @@ pub(crate) async fn dial(
 
     let proxy = c.proxy.for_url(url);
     let plain = if let Some(path) = &c.cfg.unix_socket {
-        let t = Instant::now();
-        let s = UnixStream::connect(path)
-            .await
-            .map_err(|e| Failure::io(&format!("dial unix {}", path.display()), "connect", &e))?;
-        m.phases.connecting += since(t);
-        Plain::Unix(s)
+        m.begin(Phase::Connecting);
+        let s = UnixStream::connect(path).await;
+        m.end();
+        Plain::Unix(
+            s.map_err(|e| Failure::io(&format!("dial unix {}", path.display()), "connect", &e))?,
+        )
     } else {
         let (h, p) = match proxy {
             Some(px) => (px.host.as_str(), px.port),
@@ -106,7 +97,7 @@ pub(crate) async fn dial(
     let (stream, h2) = match url.scheme {
         Scheme::Http => (Stream::Plain(plain), false),
         Scheme::Https => {
-            let t = Instant::now();
+            m.begin(Phase::Tls);
             let cfg = if alpn_h2 {
                 c.tls.h2.clone()
             } else {
@@ -118,11 +109,9 @@ pub(crate) async fn dial(
                     format!("tls: invalid server name {:?}", url.host),
                 )
             })?;
-            let tls = TlsConnector::from(cfg)
-                .connect(name, plain)
-                .await
-                .map_err(|e| Failure::io("tls handshake", "", &e))?;
-            m.phases.tls_handshaking += since(t);
+            let tls = TlsConnector::from(cfg).connect(name, plain).await;
+            m.end();
+            let tls = tls.map_err(|e| Failure::io("tls handshake", "", &e))?;
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
             (Stream::Tls(Box::new(tls)), h2)
         }
@@ -166,11 +155,9 @@ async fn tcp(
     let ips: Arc<[IpAddr]> = match host.parse::<IpAddr>() {
         Ok(ip) => Arc::from([ip]),
         Err(_) => {
-            let t = Instant::now();
+            m.begin(Phase::Dns);
             let r = c.dns.lookup(host).await;
-            let d = since(t);
-            m.phases.dns += d;
-            m.phases.blocked += d;
+            m.end();
             r?
         }
     };
@@ -180,12 +167,12 @@ async fn tcp(
         0
     };
     let mut last = None;
-    let t = Instant::now();
+    m.begin(Phase::Connecting);
     for k in 0..ips.len() {
         let addr = SocketAddr::new(ips[(start + k) % ips.len()], port);
         match connect(c, addr).await {
             Ok(s) => {
-                m.phases.connecting += since(t);
+                m.end();
                 let _ = s.set_nodelay(true);
                 return Ok(s);
             }

@@ -64,6 +64,15 @@ pub(crate) enum Stage {
     Body,
 }
 
+/// A connection-opening phase, timed while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Blocked,
+    Dns,
+    Connecting,
+    Tls,
+}
+
 /// The request in flight: timings and progress, kept in the session so
 /// that a timeout (which drops the request's future) still reports them.
 pub(crate) struct Measure {
@@ -73,6 +82,8 @@ pub(crate) struct Measure {
     pub t_first: Option<Instant>,
     pub t_end: Option<Instant>,
     pub code: u16,
+    /// The opening phase under way, if any, and its start.
+    open_phase: Option<(Phase, Instant)>,
     /// The request body went out at least once.
     sent: bool,
     /// The slot in use, dropped if the request times out.
@@ -90,6 +101,7 @@ impl Measure {
             t_first: None,
             t_end: None,
             code: 0,
+            open_phase: None,
             sent: false,
             busy: None,
             hop: None,
@@ -98,6 +110,27 @@ impl Measure {
 
     fn reset(&mut self) {
         *self = Measure::new();
+    }
+
+    /// Starts timing a connection-opening phase.
+    pub fn begin(&mut self, phase: Phase) {
+        self.open_phase = Some((phase, Instant::now()));
+    }
+
+    /// Ends the phase under way (a timeout ends it too), adding its time.
+    pub fn end(&mut self) {
+        if let Some((phase, t)) = self.open_phase.take() {
+            let d = t.elapsed().as_nanos() as u64;
+            match phase {
+                Phase::Blocked => self.phases.blocked += d,
+                Phase::Dns => {
+                    self.phases.dns += d;
+                    self.phases.blocked += d;
+                }
+                Phase::Connecting => self.phases.connecting += d,
+                Phase::Tls => self.phases.tls_handshaking += d,
+            }
+        }
     }
 
     /// Adds the finished (or abandoned) hop's waiting and receiving times.
@@ -179,6 +212,7 @@ impl Session {
                 }
             }
         };
+        self.m.end();
         let now = Instant::now();
         self.m.account_hop(now);
         let m = &self.m;
@@ -368,9 +402,9 @@ async fn open(
         Scheme::Http => c.cfg.h2c,
     };
     if h2_wanted {
-        let t = Instant::now();
+        m.begin(Phase::Blocked);
         let mut shared = host.h2.lock().await;
-        m.phases.blocked += t.elapsed().as_nanos() as u64;
+        m.end();
         if !host.h1_only.load(Ordering::Relaxed) {
             if let Some(s) = shared.as_ref() {
                 if !s.is_closed() {

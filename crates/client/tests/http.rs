@@ -471,3 +471,74 @@ async fn bad_targets_are_errors_at_prepare() {
         .unwrap_err();
     assert!(!e.to_string().contains('\n'));
 }
+
+#[tokio::test]
+async fn connection_limits_per_host() {
+    let (addr, conns) = hyper_server().await;
+    let url = format!("http://{addr}/");
+    // -max-connections=1: a second session waits for the first one's
+    // connection, up to the timeout.
+    let c = client(ClientConfig {
+        max_connections: 1,
+        timeout: Duration::from_millis(200),
+        ..ClientConfig::default()
+    });
+    let p = c.prepare("GET", &url, &[], Bytes::new()).unwrap();
+    let mut a = c.session();
+    let mut b = c.session();
+    ok(&a.execute(&p, Instant::now()).await);
+    let o = b.execute(&p, Instant::now()).await;
+    assert_eq!(o.error_kind, ErrorKind::Timeout, "{o:?}");
+    assert!(o.error.unwrap().contains("waiting for connection"));
+    assert!(o.phases.blocked > 0);
+    drop(a);
+    ok(&b.execute(&p, Instant::now()).await);
+    assert_eq!(conns.get(), 2);
+
+    // -connections=1: connections beyond one per host are not kept.
+    let (addr, conns) = hyper_server().await;
+    let c = client(ClientConfig {
+        connections: 1,
+        ..ClientConfig::default()
+    });
+    let p = c
+        .prepare("GET", &format!("http://{addr}/"), &[], Bytes::new())
+        .unwrap();
+    let mut a = c.session();
+    let mut b = c.session();
+    for _ in 0..2 {
+        ok(&a.execute(&p, Instant::now()).await);
+        ok(&b.execute(&p, Instant::now()).await);
+    }
+    assert_eq!(conns.get(), 3);
+}
+
+#[tokio::test]
+async fn head_requests_and_bodiless_statuses_read_no_body() {
+    let (addr, _) = raw_server(|mut s| async move {
+        while let Some(h) = read_head(&mut s).await {
+            let r: &[u8] = if h.starts_with(b"HEAD") {
+                b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"
+            } else {
+                b"HTTP/1.1 204 No Content\r\nContent-Length: 1000\r\n\r\n"
+            };
+            if s.write_all(r).await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
+    let c = client(ClientConfig {
+        timeout: Duration::from_secs(5),
+        ..ClientConfig::default()
+    });
+    let mut s = c.session();
+    for method in ["HEAD", "GET", "HEAD"] {
+        let p = c
+            .prepare(method, &format!("http://{addr}/"), &[], Bytes::new())
+            .unwrap();
+        let o = s.execute(&p, Instant::now()).await;
+        ok(&o);
+        assert_eq!(o.bytes_in, 0);
+    }
+}
