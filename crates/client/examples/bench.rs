@@ -7,8 +7,8 @@
 //!
 //! The client runs on one thread (a current-thread runtime); it reports
 //! requests per second and the client thread's CPU time per request (user
-//! + system, from /proc/thread-self/stat). `rate` 0 runs flat out; another
-//! value paces the connections to that total rate.
+//! and system, from /proc/thread-self/stat). `rate` 0 runs flat out;
+//! another value paces the connections to that total rate.
 
 use std::time::{Duration, Instant};
 
