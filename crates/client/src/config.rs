@@ -42,7 +42,8 @@ pub struct ClientConfig {
     /// Reuse connections (`-keepalive`, true). When false every request
     /// carries `Connection: close` and gets a fresh connection.
     pub keepalive: bool,
-    /// Offer HTTP/2 by ALPN over TLS (`-http2`, true).
+    /// Offer HTTP/2 by ALPN over TLS (`-http2`, true); not with
+    /// `keepalive` off, which asks for a connection per request.
     pub http2: bool,
     /// HTTP/2 with prior knowledge over plain TCP (`-h2c`).
     pub h2c: bool,

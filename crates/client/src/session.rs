@@ -398,7 +398,8 @@ async fn open(
     m: &mut crate::session::Measure,
 ) -> Result<Conn, Failure> {
     let h2_wanted = match r.url.scheme {
-        Scheme::Https => c.cfg.http2 && !host.h1_only.load(Ordering::Relaxed),
+        // Without keep-alive every request gets its own connection: HTTP/1.1.
+        Scheme::Https => c.cfg.http2 && c.cfg.keepalive && !host.h1_only.load(Ordering::Relaxed),
         Scheme::Http => c.cfg.h2c,
     };
     if h2_wanted {

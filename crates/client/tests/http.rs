@@ -542,3 +542,19 @@ async fn head_requests_and_bodiless_statuses_read_no_body() {
         assert_eq!(o.bytes_in, 0);
     }
 }
+
+#[test]
+fn clients_and_sessions_cross_threads() {
+    fn send_sync<T: Send + Sync>(_: &T) {}
+    fn send<T: Send>(_: &T) {}
+    let c = client(ClientConfig::default());
+    send_sync(&c);
+    let p = c
+        .prepare("GET", "http://127.0.0.1:1/", &[], Bytes::new())
+        .unwrap();
+    send_sync(&p);
+    let mut s = c.session();
+    send(&s);
+    let fut = s.execute(&p, Instant::now());
+    send(&fut);
+}
