@@ -113,6 +113,7 @@ pub struct Context<'a> {
 #[derive(Debug, Clone)]
 pub struct Report {
     kind: ReportType,
+    success: SuccessCodes,
     metrics: Metrics,
     hist: Option<Histogram>,
     breakdowns: Vec<Breakdown>,
@@ -132,7 +133,8 @@ impl Report {
         }
         Report {
             kind,
-            metrics: Metrics::with_success_codes(success),
+            metrics: Metrics::with_success_codes(success.clone()),
+            success,
             hist,
             breakdowns,
         }
@@ -142,7 +144,8 @@ impl Report {
     /// `volley.by_attack`).
     pub fn with_breakdown(mut self, by: BreakdownBy) -> Self {
         if !self.breakdowns.iter().any(|b| b.by() == by) {
-            self.breakdowns.push(Breakdown::new(by));
+            self.breakdowns
+                .push(Breakdown::with_success_codes(by, self.success.clone()));
         }
         self
     }
