@@ -37,8 +37,13 @@ impl std::fmt::Debug for Mode {
                 workers,
                 max_workers,
                 ..
-            } => write!(f, "Open {{ workers: {workers}, max_workers: {max_workers} }}"),
-            Mode::Closed { users, think } => write!(f, "Closed {{ users: {users:?}, think: {think:?} }}"),
+            } => write!(
+                f,
+                "Open {{ workers: {workers}, max_workers: {max_workers} }}"
+            ),
+            Mode::Closed { users, think } => {
+                write!(f, "Closed {{ users: {users:?}, think: {think:?} }}")
+            }
         }
     }
 }
@@ -368,10 +373,6 @@ async fn closed_model(
     // Users stop at their next ticket (at most one think time from now).
     users.allowed.store(0, Ordering::Relaxed);
     while set.join_next().await.is_some() {}
-    let error = users
-        .error
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take();
+    let error = users.error.lock().unwrap_or_else(|e| e.into_inner()).take();
     (ctx.sent.load(Ordering::Relaxed), error)
 }

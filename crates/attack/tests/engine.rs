@@ -50,8 +50,11 @@ async fn attack(url: &str, mode: Mode, duration: Duration) -> Vec<Record> {
         duration: Some(duration),
         max_requests: None,
     };
-    let summary = volley_attack::run(settings, Arc::new(jobs), client, thread.handle(), stopper).await;
-    let (_, result) = tokio::task::spawn_blocking(move || thread.join()).await.unwrap();
+    let summary =
+        volley_attack::run(settings, Arc::new(jobs), client, thread.handle(), stopper).await;
+    let (_, result) = tokio::task::spawn_blocking(move || thread.join())
+        .await
+        .unwrap();
     result.unwrap();
     let records = out.0.lock().unwrap().clone();
     assert_eq!(summary.sent, records.len() as u64);
@@ -89,8 +92,14 @@ async fn origin_with(recipe: &str) -> volley_origin::OriginHandle {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_model_sends_the_scheduled_requests_in_order() {
-    let origin = origin_with(r#"{"body":"hello","stages":[{"at":0,"status":200,"latency":0}]}"#).await;
-    let records = attack(&format!("{}/", origin.url()), open(200.0), Duration::from_secs(1)).await;
+    let origin =
+        origin_with(r#"{"body":"hello","stages":[{"at":0,"status":200,"latency":0}]}"#).await;
+    let records = attack(
+        &format!("{}/", origin.url()),
+        open(200.0),
+        Duration::from_secs(1),
+    )
+    .await;
     // 1 s at 200/s: exactly 200 hits, due at n/200 s.
     assert_eq!(records.len(), 200);
     let mut seqs: Vec<u64> = records.iter().map(|r| r.seq).collect();
@@ -99,7 +108,12 @@ async fn open_model_sends_the_scheduled_requests_in_order() {
     let first = records.iter().map(|r| r.timestamp).min().unwrap();
     for r in &records {
         // Intended times follow the schedule exactly.
-        assert_eq!((r.timestamp - first) as u64, r.seq * 5_000_000, "seq {}", r.seq);
+        assert_eq!(
+            (r.timestamp - first) as u64,
+            r.seq * 5_000_000,
+            "seq {}",
+            r.seq
+        );
         assert!(r.is_success(), "{r:?}");
         assert_eq!(r.bytes_in, 5);
         assert_eq!(&*r.url, format!("{}/", origin.url()).as_str());
@@ -118,7 +132,12 @@ async fn a_one_second_stall_shows_at_p99() {
             {"at":"1300ms","status":200,"latency":0}]}"#,
     )
     .await;
-    let records = attack(&format!("{}/", origin.url()), open(100.0), Duration::from_secs(2)).await;
+    let records = attack(
+        &format!("{}/", origin.url()),
+        open(100.0),
+        Duration::from_secs(2),
+    )
+    .await;
     let m = metrics(&records);
     assert_eq!(m.requests(), 200);
     let p99 = m.latency().quantile(0.99);
@@ -137,7 +156,12 @@ async fn queueing_in_the_generator_counts_from_the_intended_time() {
         workers: 1,
         max_workers: 1,
     };
-    let records = attack(&format!("{}/", origin.url()), mode, Duration::from_millis(500)).await;
+    let records = attack(
+        &format!("{}/", origin.url()),
+        mode,
+        Duration::from_millis(500),
+    )
+    .await;
     assert_eq!(records.len(), 50);
     let max = records.iter().map(|r| r.latency).max().unwrap();
     // The last of 50 requests cannot start before 49 × 50 ms of service.
@@ -168,7 +192,12 @@ async fn unreachable_targets_are_measured_not_fatal() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let records = attack(&format!("http://127.0.0.1:{port}/"), open(50.0), Duration::from_millis(200)).await;
+    let records = attack(
+        &format!("http://127.0.0.1:{port}/"),
+        open(50.0),
+        Duration::from_millis(200),
+    )
+    .await;
     assert_eq!(records.len(), 10);
     for r in &records {
         assert_eq!(r.code, 0);

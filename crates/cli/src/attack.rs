@@ -115,7 +115,9 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
         e => usage(e),
     })?;
     if let Some(p) = raw.positional.first() {
-        return Err(usage(format!("unexpected argument {p:?} (targets come from stdin or -targets)")));
+        return Err(usage(format!(
+            "unexpected argument {p:?} (targets come from stdin or -targets)"
+        )));
     }
     let duration = dur(&raw, "duration", Duration::ZERO)?;
     let duration = (!duration.is_zero()).then_some(duration);
@@ -132,35 +134,46 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
     let mut constant_rate = None;
     let mode = if let Some(users) = raw.value("users") {
         if raw.has("rate") || raw.has("shape") {
-            return Err(usage("-users (closed model) and -rate/-shape (open model) exclude each other"));
+            return Err(usage(
+                "-users (closed model) and -rate/-shape (open model) exclude each other",
+            ));
         }
-        let shape = volley_pacer::parse_shape(users, duration).map_err(|e| usage(format!("flag -users: {e}")))?;
+        let shape = volley_pacer::parse_shape(users, duration)
+            .map_err(|e| usage(format!("flag -users: {e}")))?;
         Mode::Closed {
             users: shape,
             think: dur(&raw, "think", Duration::ZERO)?,
         }
     } else {
         if raw.has("think") {
-            return Err(usage("-think applies to the closed model: use it with -users"));
+            return Err(usage(
+                "-think applies to the closed model: use it with -users",
+            ));
         }
         let rate = raw.value("rate").unwrap_or("50/1s");
         let shape_spec = raw.value("shape").unwrap_or("constant");
         let shape = if shape_spec == "constant" {
-            let r = volley_pacer::parse_rate(rate).map_err(|e| usage(format!("flag -rate: {e}")))?;
+            let r =
+                volley_pacer::parse_rate(rate).map_err(|e| usage(format!("flag -rate: {e}")))?;
             if r == 0.0 || r.is_infinite() {
                 None
             } else {
                 Some(Shape::Constant(r))
             }
         } else {
-            Some(volley_pacer::parse_shape(shape_spec, duration).map_err(|e| usage(format!("flag -shape: {e}")))?)
+            Some(
+                volley_pacer::parse_shape(shape_spec, duration)
+                    .map_err(|e| usage(format!("flag -shape: {e}")))?,
+            )
         };
         match shape {
             // -rate=0: as fast as possible with -max-workers workers, like
             // vegeta: that is a closed model with no think time.
             None => {
                 if max_workers == usize::MAX {
-                    return Err(usage("-rate=0 (as fast as possible) needs -max-workers (or -max-connections)"));
+                    return Err(usage(
+                        "-rate=0 (as fast as possible) needs -max-workers (or -max-connections)",
+                    ));
                 }
                 Mode::Closed {
                     users: Shape::Constant(max_workers as f64),
@@ -171,7 +184,8 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
                 if let Shape::Constant(r) = shape {
                     constant_rate = Some(r);
                 }
-                let pacer = volley_pacer::RatePacer::new(shape).map_err(|e| usage(format!("flag -shape: {e}")))?;
+                let pacer = volley_pacer::RatePacer::new(shape)
+                    .map_err(|e| usage(format!("flag -shape: {e}")))?;
                 Mode::Open {
                     pacer: Arc::new(pacer) as Arc<dyn volley_pacer::Pacer + Send + Sync>,
                     workers,
@@ -189,14 +203,20 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
     let format = match format {
         "http" => volley_targets::Format::Http,
         "json" => volley_targets::Format::Json,
-        f => return Err(usage(format!("flag -format: unknown targets format {f:?} (want http or json)"))),
+        f => {
+            return Err(usage(format!(
+                "flag -format: unknown targets format {f:?} (want http or json)"
+            )))
+        }
     };
     let mut defaults = volley_targets::Defaults::default();
     for h in raw.values("header") {
         let (k, v) = h
             .split_once(':')
             .ok_or_else(|| usage(format!("flag -header: {h:?} is not \"Key: value\"")))?;
-        defaults.headers.push((k.trim().to_string(), v.trim().to_string()));
+        defaults
+            .headers
+            .push((k.trim().to_string(), v.trim().to_string()));
     }
     if let Some(b) = raw.value("body") {
         let body = std::fs::read(b).map_err(|e| usage(format!("flag -body: {b}: {e}")))?;
@@ -219,7 +239,9 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
     let thresholds = raw
         .values("threshold")
         .iter()
-        .map(|t| volley_report::Threshold::parse(t).map_err(|e| usage(format!("flag -threshold: {e}"))))
+        .map(|t| {
+            volley_report::Threshold::parse(t).map_err(|e| usage(format!("flag -threshold: {e}")))
+        })
         .collect::<Result<Vec<_>, _>>()?;
 
     let threads = match raw.value("cpus") {
@@ -232,7 +254,11 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
     };
     let name: Arc<str> = Arc::from(raw.value("name").unwrap_or(""));
     let run = match &mode {
-        Mode::Open { workers, max_workers, .. } => serde_json::json!({
+        Mode::Open {
+            workers,
+            max_workers,
+            ..
+        } => serde_json::json!({
             "model": "open",
             "rate": constant_rate,
             "workers": workers,
@@ -289,7 +315,10 @@ fn client_config(raw: &Raw, max_connections: usize) -> Result<ClientConfig, CliE
     }
     let laddr = match raw.value("laddr") {
         None | Some("0.0.0.0") => None,
-        Some(a) => Some(a.parse().map_err(|_| usage(format!("flag -laddr: {a:?} is not an IP address")))?),
+        Some(a) => Some(
+            a.parse()
+                .map_err(|_| usage(format!("flag -laddr: {a:?} is not an IP address")))?,
+        ),
     };
     let resolvers = match raw.value("resolvers") {
         None | Some("") => Vec::new(),
@@ -339,7 +368,10 @@ fn client_config(raw: &Raw, max_connections: usize) -> Result<ClientConfig, CliE
         redirects,
         chunked: raw.bool("chunked", false),
         laddr,
-        unix_socket: raw.value("unix-socket").filter(|s| !s.is_empty()).map(PathBuf::from),
+        unix_socket: raw
+            .value("unix-socket")
+            .filter(|s| !s.is_empty())
+            .map(PathBuf::from),
         connect_to,
         dns_ttl,
         resolvers,
@@ -410,7 +442,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     let plan = plan(args)?;
     volley_attack::limits::raise_nofile();
     let runtime = if plan.threads <= 1 {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
     } else {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(plan.threads)
@@ -431,10 +465,14 @@ async fn attack(plan: AttackPlan) -> Result<i32, CliError> {
     let sink: Option<Box<dyn Write + Send>> = match &plan.output {
         Some(p) => Some(Box::new(std::io::BufWriter::with_capacity(
             1 << 16,
-            std::fs::File::create(p).map_err(|e| CliError::Runtime(format!("-output {}: {e}", p.display())))?,
+            std::fs::File::create(p)
+                .map_err(|e| CliError::Runtime(format!("-output {}: {e}", p.display())))?,
         ))),
         None if stdout_tty => None,
-        None => Some(Box::new(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()))),
+        None => Some(Box::new(std::io::BufWriter::with_capacity(
+            1 << 16,
+            std::io::stdout(),
+        ))),
     };
     let header = Header {
         version: 1,
@@ -446,7 +484,10 @@ async fn attack(plan: AttackPlan) -> Result<i32, CliError> {
         meta: plan.meta.clone(),
     };
     let writer = match sink {
-        Some(s) => Some(Writer::new(s, &header).map_err(|e| CliError::Runtime(format!("writing results: {e}")))?),
+        Some(s) => Some(
+            Writer::new(s, &header)
+                .map_err(|e| CliError::Runtime(format!("writing results: {e}")))?,
+        ),
         None => None,
     };
     let stopper = Stopper::default();
@@ -458,7 +499,14 @@ async fn attack(plan: AttackPlan) -> Result<i32, CliError> {
     let thread = volley_attack::output::spawn(out, Duration::from_millis(200), stopper.clone())
         .map_err(|e| CliError::Runtime(format!("starting the output thread: {e}")))?;
     let signals = tokio::spawn(crate::signals::stop_on_signal(stopper.clone()));
-    let summary = volley_attack::run(plan.settings, Arc::new(jobs), client, thread.handle(), stopper).await;
+    let summary = volley_attack::run(
+        plan.settings,
+        Arc::new(jobs),
+        client,
+        thread.handle(),
+        stopper,
+    )
+    .await;
     signals.abort();
     let (mut out, result) = tokio::task::spawn_blocking(move || thread.join())
         .await
@@ -475,7 +523,11 @@ async fn attack(plan: AttackPlan) -> Result<i32, CliError> {
     let mut run = crate::report::run_info(Some(&header));
     if run.vus_max.is_some() {
         let peak = summary.peak_workers as u64;
-        let gauge = volley_report::Gauge { value: peak, min: peak, max: peak };
+        let gauge = volley_report::Gauge {
+            value: peak,
+            min: peak,
+            max: peak,
+        };
         run.vus = Some(gauge);
         run.vus_max = Some(gauge);
     }
@@ -533,11 +585,18 @@ mod tests {
         let targets = dir.join("targets.txt");
         std::fs::write(&targets, "GET https://127.0.0.1:1/status\n").unwrap();
         let attacks = seed_attacks();
-        assert!(attacks.len() >= 11, "found only {} seed command lines", attacks.len());
+        assert!(
+            attacks.len() >= 11,
+            "found only {} seed command lines",
+            attacks.len()
+        );
         for mut args in attacks {
             for a in &mut args {
                 *a = a
-                    .replace("/etc/pki/tls/certs/client_chain.crt", cert.to_str().unwrap())
+                    .replace(
+                        "/etc/pki/tls/certs/client_chain.crt",
+                        cert.to_str().unwrap(),
+                    )
                     .replace("/etc/pki/tls/private/client.key", key.to_str().unwrap());
             }
             let uses_cert = args.iter().any(|a| a.starts_with("-cert="));
@@ -566,7 +625,10 @@ mod tests {
             (vec!["-bogus"], "unknown flag -bogus"),
             (vec!["-rate=0"], "-max-workers"),
             (vec!["-users", "10", "-rate", "5"], "exclude each other"),
-            (vec!["-cert", "/nonexistent/c.pem", "-key", "/nonexistent/k.pem"], "/nonexistent/c.pem"),
+            (
+                vec!["-cert", "/nonexistent/c.pem", "-key", "/nonexistent/k.pem"],
+                "/nonexistent/c.pem",
+            ),
         ] {
             let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
             match plan(&args) {

@@ -53,14 +53,18 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     let rate = volley_pacer::parse_rate(raw.value("rate").unwrap_or("1000/1s"))
         .map_err(|e| CliError::Usage(format!("flag -rate: {e}")))?;
     if rate == 0.0 || rate.is_infinite() {
-        return Err(CliError::Usage("flag -rate: the demo needs a finite rate".into()));
+        return Err(CliError::Usage(
+            "flag -rate: the demo needs a finite rate".into(),
+        ));
     }
     let duration = raw
         .parsed("duration", volley_pacer::parse_duration)
         .map_err(|e| CliError::Usage(e.to_string()))?
         .unwrap_or(Duration::from_secs(5));
     if duration.is_zero() || duration > Duration::from_secs(600) {
-        return Err(CliError::Usage("flag -duration: between 1ms and 10m".into()));
+        return Err(CliError::Usage(
+            "flag -duration: between 1ms and 10m".into(),
+        ));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -96,8 +100,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             .map_err(|e| CliError::Runtime(e.to_string()))?;
         let out = Collect(Arc::new(Mutex::new((Default::default(), Some(hist)))));
         let stopper = Stopper::default();
-        let thread = volley_attack::output::spawn(out.clone(), Duration::from_millis(200), stopper.clone())
-            .map_err(|e| CliError::Runtime(e.to_string()))?;
+        let thread =
+            volley_attack::output::spawn(out.clone(), Duration::from_millis(200), stopper.clone())
+                .map_err(|e| CliError::Runtime(e.to_string()))?;
         let settings = Settings {
             name: Arc::from("demo"),
             mode: Mode::Open {

@@ -17,7 +17,12 @@ lines, vegeta CSV) are detected; several inputs merge by timestamp. Examples:
   volley encode -to=binary a.json b.csv > merged.bin";
 
 const SPECS: &[Spec] = &[
-    Spec::new("to", Kind::Value, "json", "Output encoding [binary, json, csv]"),
+    Spec::new(
+        "to",
+        Kind::Value,
+        "json",
+        "Output encoding [binary, json, csv]",
+    ),
     Spec::new("output", Kind::Value, "stdout", "Output file"),
 ];
 
@@ -43,8 +48,7 @@ pub fn open_output(path: Option<&str>) -> Result<Box<dyn Write>, CliError> {
     Ok(match path {
         None | Some("stdout") | Some("-") => Box::new(std::io::stdout().lock()),
         Some(p) => Box::new(
-            std::fs::File::create(p)
-                .map_err(|e| CliError::Runtime(format!("-output {p}: {e}")))?,
+            std::fs::File::create(p).map_err(|e| CliError::Runtime(format!("-output {p}: {e}")))?,
         ),
     })
 }
@@ -71,7 +75,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
     })?;
     let to = raw.value("to").unwrap_or("json");
     let to = Format::from_name(to).ok_or_else(|| {
-        CliError::Usage(format!("flag -to: unknown encoding {to:?} (want binary, json or csv)"))
+        CliError::Usage(format!(
+            "flag -to: unknown encoding {to:?} (want binary, json or csv)"
+        ))
     })?;
     let inputs = open_inputs(&raw.positional)?;
     let out = open_output(raw.value("output"))?;

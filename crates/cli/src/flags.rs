@@ -189,7 +189,8 @@ pub fn parse(specs: &[Spec], args: &[String]) -> Result<Raw, FlagError> {
 
 /// Renders a subcommand's help text from its specs.
 pub fn help(usage: &str, specs: &[Spec]) -> String {
-    let mut out = format!("{usage}\n\nFlags (-flag=value, -flag value and --flag value are all accepted):\n");
+    let mut out =
+        format!("{usage}\n\nFlags (-flag=value, -flag value and --flag value are all accepted):\n");
     for s in specs {
         let arg = match s.kind {
             Kind::Bool => String::new(),
@@ -205,7 +206,10 @@ pub fn help(usage: &str, specs: &[Spec]) -> String {
         } else {
             ""
         };
-        out.push_str(&format!("  -{}{arg}\n        {}{def}{rep}\n", s.name, s.help));
+        out.push_str(&format!(
+            "  -{}{arg}\n        {}{def}{rep}\n",
+            s.name, s.help
+        ));
     }
     out
 }

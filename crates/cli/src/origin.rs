@@ -22,18 +22,63 @@ stages, latency, bodies, gzip, the /_admin API) or a quick shape, plus
   volley origin -body hello -cert server.crt -key server.key -client-ca ca.crt";
 
 const SPECS: &[Spec] = &[
-    Spec::new("addr", Kind::Value, "127.0.0.1:8080", "Address to listen on"),
-    Spec::new("recipe", Kind::Value, "", "OriginSimulator recipe file (JSON)"),
+    Spec::new(
+        "addr",
+        Kind::Value,
+        "127.0.0.1:8080",
+        "Address to listen on",
+    ),
+    Spec::new(
+        "recipe",
+        Kind::Value,
+        "",
+        "OriginSimulator recipe file (JSON)",
+    ),
     Spec::new("status", Kind::Value, "200", "Quick shape: response status"),
-    Spec::new("latency", Kind::Value, "0", "Quick shape: latency, fixed (100ms) or a range (100ms..200ms)"),
+    Spec::new(
+        "latency",
+        Kind::Value,
+        "0",
+        "Quick shape: latency, fixed (100ms) or a range (100ms..200ms)",
+    ),
     Spec::new("body", Kind::Value, "", "Quick shape: response body"),
-    Spec::new("length", Kind::Value, "", "Quick shape: a fixed random a-z body of this many bytes"),
-    Spec::new("random-content", Kind::Value, "", "Quick shape: random content of this size (e.g. 256kb)"),
-    Spec::new("cert", Kind::Value, "", "TLS certificate (PEM); serves HTTPS with HTTP/2 via ALPN"),
+    Spec::new(
+        "length",
+        Kind::Value,
+        "",
+        "Quick shape: a fixed random a-z body of this many bytes",
+    ),
+    Spec::new(
+        "random-content",
+        Kind::Value,
+        "",
+        "Quick shape: random content of this size (e.g. 256kb)",
+    ),
+    Spec::new(
+        "cert",
+        Kind::Value,
+        "",
+        "TLS certificate (PEM); serves HTTPS with HTTP/2 via ALPN",
+    ),
     Spec::new("key", Kind::Value, "", "TLS private key (PEM)"),
-    Spec::new("client-ca", Kind::Value, "", "Require client certificates signed by this CA (mTLS)"),
-    Spec::new("h2c", Kind::Bool, "false", "Accept HTTP/2 without TLS (prior knowledge) alongside HTTP/1.1"),
-    Spec::new("cpus", Kind::Value, "all", "Number of CPUs (runtime threads) to use"),
+    Spec::new(
+        "client-ca",
+        Kind::Value,
+        "",
+        "Require client certificates signed by this CA (mTLS)",
+    ),
+    Spec::new(
+        "h2c",
+        Kind::Bool,
+        "false",
+        "Accept HTTP/2 without TLS (prior knowledge) alongside HTTP/1.1",
+    ),
+    Spec::new(
+        "cpus",
+        Kind::Value,
+        "all",
+        "Number of CPUs (runtime threads) to use",
+    ),
 ];
 
 fn usage(m: impl std::fmt::Display) -> CliError {
@@ -112,7 +157,9 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             .max(1),
     };
     let runtime = if threads <= 1 {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
     } else {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)

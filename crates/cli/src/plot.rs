@@ -20,11 +20,31 @@ Examples:
 
 const SPECS: &[Spec] = &[
     Spec::new("title", Kind::Value, "volley plot", "Title of the plot"),
-    Spec::new("format", Kind::Value, "html", "Output format [html, png, svg]"),
+    Spec::new(
+        "format",
+        Kind::Value,
+        "html",
+        "Output format [html, png, svg]",
+    ),
     Spec::new("output", Kind::Value, "stdout", "Output file"),
-    Spec::new("width", Kind::Value, "1200", "Image width in pixels (png, svg)"),
-    Spec::new("height", Kind::Value, "700", "Image height in pixels (png, svg)"),
-    Spec::new("threshold", Kind::Value, "4000", "Time buckets per series (downsampling keeps every bucket's min and max)"),
+    Spec::new(
+        "width",
+        Kind::Value,
+        "1200",
+        "Image width in pixels (png, svg)",
+    ),
+    Spec::new(
+        "height",
+        Kind::Value,
+        "700",
+        "Image height in pixels (png, svg)",
+    ),
+    Spec::new(
+        "threshold",
+        Kind::Value,
+        "4000",
+        "Time buckets per series (downsampling keeps every bucket's min and max)",
+    ),
     Spec::new("max-points", Kind::Value, "4000", "Alias of -threshold"),
 ];
 

@@ -29,9 +29,9 @@ impl Progress {
         } else if let Some(c) = self.errors.get_mut(&*r.error) {
             *c += 1;
         }
-        let h = self
-            .hist
-            .get_or_insert_with(|| hdrhistogram::Histogram::new(3).expect("3 significant digits is valid"));
+        let h = self.hist.get_or_insert_with(|| {
+            hdrhistogram::Histogram::new(3).expect("3 significant digits is valid")
+        });
         let _ = h.record(r.latency.max(1));
     }
 
@@ -43,10 +43,7 @@ impl Progress {
         let rate = (self.sent - self.last_sent) as f64 / dt;
         self.last_sent = self.sent;
         self.last_at = elapsed;
-        let p99 = self
-            .hist
-            .as_ref()
-            .map_or(0, |h| h.value_at_quantile(0.99));
+        let p99 = self.hist.as_ref().map_or(0, |h| h.value_at_quantile(0.99));
         let ok = if self.sent == 0 {
             100.0
         } else {
@@ -66,7 +63,11 @@ impl Progress {
             rate,
             ok,
             volley_report::gofmt::vegeta_duration(p99),
-            if errs.is_empty() { String::new() } else { format!("errors: {}", errs.join("; ")) }
+            if errs.is_empty() {
+                String::new()
+            } else {
+                format!("errors: {}", errs.join("; "))
+            }
         );
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r\x1b[2K{line}");

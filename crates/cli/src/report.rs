@@ -24,12 +24,37 @@ or CSV) merge into one report. Examples:
   volley report -type=json -threshold 'p99<250ms' a.bin b.bin";
 
 const SPECS: &[Spec] = &[
-    Spec::new("type", Kind::Value, "text", "Report type: text, json, hist[buckets], hdrplot, k6, by-target, by-attack"),
-    Spec::new("buckets", Kind::Value, "", "Histogram buckets, e.g. '[0,1ms,10ms]' (with -type=hist)"),
-    Spec::new("every", Kind::Value, "0s", "Report interval while the input grows (0 = once, at the end)"),
+    Spec::new(
+        "type",
+        Kind::Value,
+        "text",
+        "Report type: text, json, hist[buckets], hdrplot, k6, by-target, by-attack",
+    ),
+    Spec::new(
+        "buckets",
+        Kind::Value,
+        "",
+        "Histogram buckets, e.g. '[0,1ms,10ms]' (with -type=hist)",
+    ),
+    Spec::new(
+        "every",
+        Kind::Value,
+        "0s",
+        "Report interval while the input grows (0 = once, at the end)",
+    ),
     Spec::new("output", Kind::Value, "stdout", "Output file"),
-    Spec::new("threshold", Kind::Repeated, "", "Pass/fail criterion such as 'p99<250ms' or 'success>=99.9%'; exit 99 when one fails"),
-    Spec::new("success-codes", Kind::Value, "200-399", "Status codes that count as success, e.g. '200-299,404'"),
+    Spec::new(
+        "threshold",
+        Kind::Repeated,
+        "",
+        "Pass/fail criterion such as 'p99<250ms' or 'success>=99.9%'; exit 99 when one fails",
+    ),
+    Spec::new(
+        "success-codes",
+        Kind::Value,
+        "200-399",
+        "Status codes that count as success, e.g. '200-299,404'",
+    ),
 ];
 
 fn usage(m: impl std::fmt::Display) -> CliError {
@@ -71,12 +96,18 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
         }
     }
     if kind_text == "hist" {
-        return Err(usage("flag -type: hist needs buckets, e.g. -type='hist[0,20ms,40ms]'"));
+        return Err(usage(
+            "flag -type: hist needs buckets, e.g. -type='hist[0,20ms,40ms]'",
+        ));
     }
-    let kind: ReportType = kind_text.parse().map_err(|e| usage(format!("flag -type: {e}")))?;
+    let kind: ReportType = kind_text
+        .parse()
+        .map_err(|e| usage(format!("flag -type: {e}")))?;
     let success = match raw.value("success-codes") {
         None => SuccessCodes::default(),
-        Some(s) => SuccessCodes::parse(s).map_err(|e| usage(format!("flag -success-codes: {e}")))?,
+        Some(s) => {
+            SuccessCodes::parse(s).map_err(|e| usage(format!("flag -success-codes: {e}")))?
+        }
     };
     let thresholds = raw
         .values("threshold")

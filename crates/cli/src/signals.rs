@@ -7,7 +7,10 @@ use volley_attack::Stopper;
 /// Waits for SIGINT/SIGTERM and stops the attack; exits on the second.
 pub async fn stop_on_signal(stopper: Stopper) {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut int), Ok(mut term)) = (signal(SignalKind::interrupt()), signal(SignalKind::terminate())) else {
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
         return;
     };
     tokio::select! { _ = int.recv() => {}, _ = term.recv() => {} }
