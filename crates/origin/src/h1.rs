@@ -150,10 +150,12 @@ where
 {
     if shared.hyper_only {
         let proto = if h2c { Proto::Auto } else { Proto::H1 };
-        return serve_hyper(io, shared, proto).await;
+        return Box::pin(serve_hyper(io, shared, proto)).await;
     }
-    let mut rbuf = BytesMut::with_capacity(4096);
-    let mut wbuf: Vec<u8> = Vec::with_capacity(4096);
+    // Small buffers: 10,000 idle connections should cost little; both grow
+    // when a request or a batch of responses needs it.
+    let mut rbuf = BytesMut::with_capacity(1024);
+    let mut wbuf: Vec<u8> = Vec::new();
     let (mut gen, mut sim) = shared.snapshot();
     let mut first = true;
     loop {
@@ -169,8 +171,8 @@ where
                         break; // wait for the whole preface
                     }
                     if h2c {
-                        return serve_hyper(Rewind::new(io, rbuf.freeze()), shared, Proto::H2)
-                            .await;
+                        let rewind = Rewind::new(io, rbuf.freeze());
+                        return Box::pin(serve_hyper(rewind, shared, Proto::H2)).await;
                     }
                     return;
                 }
@@ -187,7 +189,8 @@ where
                         return;
                     }
                     let proto = if h2c { Proto::Auto } else { Proto::H1 };
-                    return serve_hyper(Rewind::new(io, rbuf.freeze()), shared, proto).await;
+                    let rewind = Rewind::new(io, rbuf.freeze());
+                    return Box::pin(serve_hyper(rewind, shared, proto)).await;
                 }
                 Step::Fail(status, msg) => {
                     let p = Prepared::simple(status, crate::sim::TEXT, msg);
@@ -254,7 +257,7 @@ where
                 wbuf.shrink_to(4096);
             }
         }
-        if rbuf.capacity() - rbuf.len() < 1024 {
+        if rbuf.capacity() - rbuf.len() < 512 {
             rbuf.reserve(4096);
         }
         match io.read_buf(&mut rbuf).await {

@@ -11,7 +11,7 @@
 //!
 //! | flag | maps to |
 //! |---|---|
-//! | `-addr host:port` (default `127.0.0.1:8080`) | the `TcpListener` given to [`run`] |
+//! | `-addr host:port` (default `127.0.0.1:8080`) | [`bind`]`(addr)` → the listener given to [`run`] |
 //! | `-recipe file.json` | [`load_recipe`]`(`[`RecipeSource::File`]`)` → `OriginConfig::recipe` |
 //! | `-status 404` | `OriginConfig::quick` → [`QuickShape::status`] (default 200) |
 //! | `-latency 100ms` or `100ms..200ms` | [`QuickShape::latency`] via [`Latency::parse`] |
@@ -261,6 +261,20 @@ impl Origin {
     }
 }
 
+/// Binds a listener with a deep accept backlog (clamped by the kernel's
+/// `somaxconn`), so thousands of clients connecting at once are not left
+/// waiting for SYN retransmits. Use it for `-addr`.
+pub fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(65_535)
+}
+
 /// Serves `cfg` on `listener` until `shutdown` completes.
 pub async fn run(
     listener: tokio::net::TcpListener,
@@ -274,7 +288,7 @@ pub async fn run(
 pub async fn spawn(cfg: OriginConfig) -> Result<OriginHandle, OriginError> {
     let tls = cfg.tls.is_some();
     let origin = Origin::new(cfg).await?;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let listener = bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
     let addr = listener.local_addr()?;
     let shared = origin.shared.clone();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

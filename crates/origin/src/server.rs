@@ -199,7 +199,7 @@ async fn serve_conn(
             };
             let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
             if h2 {
-                serve_hyper(stream, shared, Proto::H2).await;
+                Box::pin(serve_hyper(stream, shared, Proto::H2)).await;
             } else {
                 crate::h1::serve(stream, shared, false).await;
             }
