@@ -397,7 +397,7 @@ fn parse_stage(value: &Value, field: &str) -> Result<Stage, RecipeError> {
     let status = match obj.get("status") {
         Some(Value::Number(n)) => n
             .as_u64()
-            .filter(|s| (100..=599).contains(s))
+            .filter(|s| (200..=599).contains(s))
             .map(|s| s as u16),
         Some(Value::String(s)) => s
             .trim()
@@ -413,7 +413,7 @@ fn parse_stage(value: &Value, field: &str) -> Result<Stage, RecipeError> {
             .unwrap_or_else(|| "nothing".into());
         return Err(field_err(
             &format!("{field}.status"),
-            format!("expected an HTTP status 100..599, got {got}"),
+            format!("expected a final HTTP status 200..599, got {got}"),
         ));
     };
     let latency = match obj.get("latency") {
