@@ -403,7 +403,7 @@ fn parse_stage(value: &Value, field: &str) -> Result<Stage, RecipeError> {
             .trim()
             .parse::<u16>()
             .ok()
-            .filter(|s| (100..=599).contains(s)),
+            .filter(|s| (200..=599).contains(s)),
         _ => None,
     };
     let Some(status) = status else {
