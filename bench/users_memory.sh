@@ -44,16 +44,22 @@ URL="http://127.0.0.1:$TPORT/"
 say "users_memory: target $TARGET pid $TPID on CPU $TARGET_CPU at $URL; generator on CPU $GEN_CPU"
 
 # sample_rss PID SECONDS LABEL: samples RSS every SAMPLE s until PID exits or
-# SECONDS + 30 pass (then kills it). Sets S_FIRST S_LAST S_MAX (KiB), S_N.
+# SECONDS + 30 pass (then kills it). Sets S_FIRST S_LAST S_MAX (KiB), S_N, and
+# S_GEN_CPU / S_TGT_CPU: CPU % of the generator and of the target over the samples.
 sample_rss() {
-  local pid=$1 bound=$(($2 + 30)) label=$3 t=0 r
-  S_FIRST=0 S_LAST=0 S_MAX=0 S_N=0
+  local pid=$1 bound=$(($2 + 30)) label=$3 t=0 r c g0 g1 t0 t1
+  S_FIRST=0 S_LAST=0 S_MAX=0 S_N=0 S_GEN_CPU=n/a S_TGT_CPU=n/a
+  g0=$(cpu_ticks "$pid") t0=$(cpu_ticks "$TPID") g1=$g0 t1=$t0
   while kill -0 "$pid" 2>/dev/null; do
     sleep "$SAMPLE"
-    t=$((t + SAMPLE))
     r=$(rss_kb "$pid")
     [ "$r" -gt 0 ] || break
-    raw "rss $label t=${t}s rss_kb=$r"
+    c=$(cpu_ticks "$pid")
+    [ "$c" -gt 0 ] || break
+    t=$((t + SAMPLE)) g1=$c t1=$(cpu_ticks "$TPID")
+    S_GEN_CPU=$(fmt 0 "$(calc "($g1 - $g0) * 100 / $CLK_TCK / $t")")
+    S_TGT_CPU=$(fmt 0 "$(calc "($t1 - $t0) * 100 / $CLK_TCK / $t")")
+    raw "rss $label t=${t}s rss_kb=$r cpu_ticks=$c target_cpu_ticks=$t1"
     [ "$r" -gt "$S_MAX" ] && S_MAX=$r
     if [ "$t" -ge "$WARMUP" ]; then
       [ "$S_FIRST" -gt 0 ] || S_FIRST=$r
@@ -68,7 +74,7 @@ sample_rss() {
   wait "$pid" 2>/dev/null || true
 }
 
-hdr() { printf '%-8s %7s %9s %10s %9s %9s %9s %9s %8s %10s\n' "$@" | tee -a "$OUT_FILE"; }
+hdr() { printf '%-8s %7s %9s %8s %8s %9s %9s %9s %8s %9s %8s %8s\n' "$@" | tee -a "$OUT_FILE"; }
 declare -A PER_USER
 rows=()
 
@@ -120,10 +126,10 @@ finish() {
   if [ "$S_FIRST" -gt 0 ]; then drift=$(fmt 1 "$(calc "($S_LAST - $S_FIRST) * 100 / $S_FIRST")"); else drift=n/a; fi
   per=$(fmt 1 "$(calc "$S_MAX / $users")")
   PER_USER[$tool]=$per
-  note_line "$tool: $users users for ${s}s: $req requests, $err errors, RSS first/last/max $((S_FIRST / 1024))/$((S_LAST / 1024))/$((S_MAX / 1024)) MiB, drift $drift%, $per KiB/user"
-  rows+=("$(printf '%-8s %7s %9s %10s %9s %9s %9s %9s %8s %10s' "$tool" "$users" "$req" "$(fmt 0 "$(calc "$req / $s")")" "$err" \
-    "$((S_FIRST / 1024))" "$((S_LAST / 1024))" "$((S_MAX / 1024))" "$drift" "$per")")
-  raw "raw $tool users=$users seconds=$s requests=$req errors=$err rss_first_kb=$S_FIRST rss_last_kb=$S_LAST rss_max_kb=$S_MAX drift_pct=$drift samples=$S_N kib_per_user=$per"
+  note_line "$tool: $users users for ${s}s: $req requests, $err errors, RSS first/last/max $((S_FIRST / 1024))/$((S_LAST / 1024))/$((S_MAX / 1024)) MiB, drift $drift%, $per KiB/user, CPU generator $S_GEN_CPU% target $S_TGT_CPU%"
+  rows+=("$(printf '%-8s %7s %9s %8s %8s %9s %9s %9s %8s %9s %8s %8s' "$tool" "$users" "$req" "$(fmt 0 "$(calc "$req / $s")")" "$err" \
+    "$((S_FIRST / 1024))" "$((S_LAST / 1024))" "$((S_MAX / 1024))" "$drift" "$per" "$S_GEN_CPU" "$S_TGT_CPU")")
+  raw "raw $tool users=$users seconds=$s requests=$req errors=$err rss_first_kb=$S_FIRST rss_last_kb=$S_LAST rss_max_kb=$S_MAX drift_pct=$drift samples=$S_N kib_per_user=$per gen_cpu_pct=$S_GEN_CPU target_cpu_pct=$S_TGT_CPU"
   if [ "$tool" = volley ]; then
     ratio_line "volley max RSS MiB, $users users think $THINK" "$((S_MAX / 1024))" "< 500"
     if [ "$drift" != n/a ]; then
@@ -139,7 +145,7 @@ for t in $TOOLS; do
 done
 
 say ""
-hdr tool users requests "req/s" errors "first MiB" "last MiB" "max MiB" "drift %" "KiB/user"
+hdr tool users requests "req/s" errors "first MiB" "last MiB" "max MiB" "drift %" "KiB/user" "gen cpu%" "tgt cpu%"
 for r in "${rows[@]:-}"; do [ -n "$r" ] && say "$r"; done
 v=${PER_USER[volley]:-n/a}
 k=${PER_USER[k6]:-n/a}
