@@ -11,9 +11,15 @@ use volley_client::{Client, Outcome};
 use volley_pacer::{Pacer, Shape};
 use volley_results::Record;
 
+use crate::clock::Clock;
 use crate::jobs::Jobs;
 use crate::output::OutputHandle;
 use crate::source::{SharedQueue, Source, Ticket, UserClock, Users};
+
+/// Workers the open model may add per pacer wake-up (at least
+/// [`MIN_WAKE_SPACING`](crate::clock::MIN_WAKE_SPACING) apart) when tickets
+/// are waiting for a free worker.
+pub const GROWTH_PER_TICK: usize = 8;
 
 /// How load is generated.
 pub enum Mode {
@@ -257,6 +263,7 @@ async fn open_model(
     }
     let stopper = &ctx.stopper;
     let start = ctx.start;
+    let mut clock = Clock::new();
     let mut sent = 0u64;
     let mut error = None;
     loop {
@@ -270,9 +277,23 @@ async fn open_model(
         let at = start + due;
         if at > Instant::now() {
             tokio::select! {
-                _ = tokio::time::sleep_until(at.into()) => {}
+                _ = clock.sleep_until(at) => {}
                 _ = stopper.wait() => break,
             }
+            // Workers ran while the pacer slept: tickets still queued now
+            // waited a whole wake-up with no free worker, so add workers — a
+            // few per wake-up, so that a hiccup does not open a connection per
+            // queued ticket (the storm that collapses vegeta at high rates).
+            let backlog = tx.len().saturating_sub(queue.idle.load(Ordering::Acquire));
+            let room = max_workers.saturating_sub(set.len());
+            for _ in 0..backlog.min(GROWTH_PER_TICK).min(room) {
+                set.spawn(worker(
+                    Source::Shared(queue.clone()),
+                    client.clone(),
+                    ctx.clone(),
+                ));
+            }
+            while set.try_join_next().is_some() {}
         }
         if stopper.stopped() {
             break;
@@ -297,15 +318,6 @@ async fn open_model(
             break;
         }
         sent += 1;
-        // Tickets waiting with no idle worker to take them: add a worker.
-        if tx.len() > queue.idle.load(Ordering::Acquire) && set.len() < max_workers {
-            set.spawn(worker(
-                Source::Shared(queue.clone()),
-                client.clone(),
-                ctx.clone(),
-            ));
-        }
-        while set.try_join_next().is_some() {}
     }
     drop(tx);
     drop(queue);

@@ -15,6 +15,7 @@
 //!   grows and shrinks the users along the users `Shape`.
 //!
 //! Layout:
+//! - [`clock`]: the pacer's microsecond sleep (a timerfd);
 //! - [`engine`]: settings, `run`, the pacer and user supervisor tasks;
 //! - [`source`]: the two ticket sources behind the one worker loop;
 //! - [`jobs`]: targets prepared for the client, round-robin or lazy;
@@ -22,6 +23,7 @@
 //!   feeds sinks and flushes them on a schedule;
 //! - [`limits`]: raising the open-files limit at start.
 
+pub mod clock;
 pub mod engine;
 pub mod jobs;
 pub mod limits;

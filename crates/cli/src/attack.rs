@@ -196,8 +196,7 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
     };
 
     let client = client_config(&raw, max_connections)?;
-    let client_check = volley_client::Client::new(client.clone()).map_err(usage)?;
-    drop(client_check);
+    client.validate().map_err(usage)?;
 
     let format = raw.value("format").unwrap_or("http");
     let format = match format {

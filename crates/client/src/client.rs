@@ -15,7 +15,7 @@ use crate::dns::Dns;
 use crate::error::ClientError;
 use crate::prepare::{self, Prepared, Shape};
 use crate::session::Session;
-use crate::tls::TlsConfigs;
+use crate::tls::LazyTls;
 use crate::url::{Scheme, Url};
 
 /// The HTTP client of an attack. Cheap to clone; `Send + Sync`.
@@ -34,7 +34,7 @@ impl std::fmt::Debug for Client {
 
 pub(crate) struct Inner {
     pub cfg: ClientConfig,
-    pub tls: TlsConfigs,
+    pub tls: LazyTls,
     pub dns: Dns,
     pub connect_to: Vec<ConnectTo>,
     pub proxy: Proxy,
@@ -135,7 +135,7 @@ impl Client {
     /// A client for these settings; reads and checks certificates.
     pub fn new(cfg: ClientConfig) -> Result<Client, ClientError> {
         cfg.check_plain()?;
-        let tls = TlsConfigs::build(&cfg.tls)?;
+        let tls = LazyTls::new(&cfg.tls)?;
         let mut connect_to = Vec::with_capacity(cfg.connect_to.len());
         for (from, to) in &cfg.connect_to {
             let bad = |s: &str| ClientError::Config(format!("-connect-to: {s:?} is not host:port"));

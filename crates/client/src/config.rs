@@ -107,7 +107,7 @@ impl ClientConfig {
     /// configuration error comes out before the first request.
     pub fn validate(&self) -> Result<(), ClientError> {
         self.check_plain()?;
-        crate::tls::TlsConfigs::build(&self.tls)?;
+        crate::tls::TlsConfigs::build(&self.tls, false)?;
         Ok(())
     }
 

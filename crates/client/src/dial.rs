@@ -98,10 +98,14 @@ pub(crate) async fn dial(
         Scheme::Http => (Stream::Plain(plain), false),
         Scheme::Https => {
             m.begin(Phase::Tls);
+            let configs = c
+                .tls
+                .get()
+                .map_err(|msg| Failure::new(ErrorKind::Tls, format!("tls: {msg}")))?;
             let cfg = if alpn_h2 {
-                c.tls.h2.clone()
+                configs.h2.clone()
             } else {
-                c.tls.h1.clone()
+                configs.h1.clone()
             };
             let name = rustls_pki_types::ServerName::try_from(url.host.clone()).map_err(|_| {
                 Failure::new(

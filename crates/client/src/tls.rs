@@ -25,8 +25,37 @@ pub(crate) struct TlsConfigs {
     pub h1: Arc<RustlsConfig>,
 }
 
+/// The configurations, built on first use: loading the system's trusted
+/// roots reads hundreds of files, which a plain-HTTP attack never needs.
+pub(crate) struct LazyTls {
+    opts: TlsOptions,
+    cell: std::sync::OnceLock<Result<TlsConfigs, String>>,
+}
+
+impl LazyTls {
+    /// Checks the user's files now (certificates, key, `-root-certs`);
+    /// the system roots wait for the first TLS connection.
+    pub fn new(opts: &TlsOptions) -> Result<LazyTls, ClientError> {
+        TlsConfigs::build(opts, false)?;
+        Ok(LazyTls {
+            opts: opts.clone(),
+            cell: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// The configurations; an error text if they cannot be built.
+    pub fn get(&self) -> Result<&TlsConfigs, &str> {
+        self.cell
+            .get_or_init(|| TlsConfigs::build(&self.opts, true).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+}
+
 impl TlsConfigs {
-    pub fn build(opts: &TlsOptions) -> Result<TlsConfigs, ClientError> {
+    /// Builds both configurations; `native` loads the system's roots when
+    /// no `-root-certs` replace them (skipped when only checking files).
+    pub fn build(opts: &TlsOptions, native: bool) -> Result<TlsConfigs, ClientError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let client_auth = match &opts.cert {
             Some(cert_path) => {
@@ -56,7 +85,7 @@ impl TlsConfigs {
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
         } else {
-            builder.with_root_certificates(roots(opts)?)
+            builder.with_root_certificates(roots(opts, native)?)
         };
         let mut cfg = match client_auth {
             Some((certs, key)) => builder
@@ -124,9 +153,12 @@ fn parse_key(
 }
 
 /// The trusted roots: `-root-certs` files if any, the system's otherwise.
-fn roots(opts: &TlsOptions) -> Result<RootCertStore, ClientError> {
+fn roots(opts: &TlsOptions, native: bool) -> Result<RootCertStore, ClientError> {
     let mut store = RootCertStore::empty();
     if opts.root_certs.is_empty() {
+        if !native {
+            return Ok(store);
+        }
         let native = rustls_native_certs::load_native_certs();
         store.add_parsable_certificates(native.certs);
         return Ok(store);
