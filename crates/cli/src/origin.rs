@@ -181,8 +181,14 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             volley_origin::OriginError::Io(e) => CliError::Runtime(e.to_string()),
             e => usage(e),
         })?;
-        let listener = tokio::net::TcpListener::bind(&addr)
+        // A deep accept backlog: 10,000 simultaneous connects must not wait
+        // for TCP's one-second SYN retry.
+        let sock: std::net::SocketAddr = tokio::net::lookup_host(&addr)
             .await
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| usage(format!("flag -addr: {addr:?} is not host:port")))?;
+        let listener = volley_origin::bind(sock)
             .map_err(|e| CliError::Runtime(format!("-addr {addr}: {e}")))?;
         let local = listener
             .local_addr()
