@@ -22,7 +22,13 @@ say "attack_cpu: nginx pid $NGINX_PID on CPU $TARGET_CPU at $URL; generators on 
 hdr() { printf '%-8s %10s %10s %9s %9s %9s %10s %9s\n' "$@" | tee -a "$OUT_FILE"; }
 hdr tool requests "req/s" errors dropped "cpu s" "cpu us/req" "rss MiB"
 
-declare -A US_PER_REQ
+declare -A US_PER_REQ BYTES_PER_REQ
+# results_size TOOL FILE REQUESTS: bytes per request of a real attack's results file.
+results_size() {
+  local size
+  size=$(stat -c %s "$2" 2>/dev/null || echo 0)
+  [ "${3:-0}" -gt 0 ] && BYTES_PER_REQ[$1]=$(fmt 2 "$(calc "$size / $3")")
+}
 # record TOOL REQUESTS ERRORS DROPPED TIMEFILE
 record() {
   local tool=$1 req=$2 err=$3 drop=$4 u s m w cpu us rps
@@ -57,6 +63,7 @@ run_vegeta() {
   local req err succ p50 p99 rate thr
   read -r req err succ p50 p99 rate thr < <(parse_vegeta_json "$BENCH_TMP/vegeta.json")
   raw "raw vegeta rate=$rate throughput=$thr p50_ms=$p50 p99_ms=$p99 success=$succ results_bytes=$(stat -c %s "$BENCH_TMP/vegeta.bin")"
+  results_size vegeta "$BENCH_TMP/vegeta.bin" "$req"
   record vegeta "$req" "$err" 0 "$BENCH_TMP/vegeta.time"
 }
 
@@ -103,6 +110,7 @@ run_volley() {
   read -r req err succ p50 p99 rate thr < <(parse_vegeta_json "$BENCH_TMP/volley.json" 2>/dev/null || echo "0 0 0 0 0 0 0")
   drop=$(jq -r '.dropped // .volley.dropped // 0' "$BENCH_TMP/volley.json" 2>/dev/null || echo 0)
   raw "raw volley rate=$rate throughput=$thr p50_ms=$p50 p99_ms=$p99 success=$succ results_bytes=$(stat -c %s "$BENCH_TMP/volley.bin" 2>/dev/null || echo 0)"
+  results_size volley "$BENCH_TMP/volley.bin" "$req"
   record volley "$req" "$err" "$drop" "$BENCH_TMP/volley.time"
 }
 
@@ -112,6 +120,10 @@ for t in $TOOLS; do
 done
 
 say ""
+for t in vegeta volley; do
+  [ -n "${BYTES_PER_REQ[$t]:-}" ] && say "$t results file: ${BYTES_PER_REQ[$t]} bytes per request" && note_line "$t results file (real attack): ${BYTES_PER_REQ[$t]} bytes per request"
+done
+[ -n "${BYTES_PER_REQ[volley]:-}" ] && ratio_line "volley results bytes per request (real attack, $RATE/s)" "${BYTES_PER_REQ[volley]}" "< 16"
 v=${US_PER_REQ[volley]:-n/a}
 for peer in wrk2 vegeta k6; do
   p=${US_PER_REQ[$peer]:-n/a}
