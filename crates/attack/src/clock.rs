@@ -76,10 +76,8 @@ impl Clock {
     pub async fn sleep_until(&mut self, at: Instant) {
         let at = at.max(self.last_wake + MIN_WAKE_SPACING);
         let now = Instant::now();
-        if at > now {
-            if !self.precise(at - now).await {
-                tokio::time::sleep_until(at.into()).await;
-            }
+        if at > now && !self.precise(at - now).await {
+            tokio::time::sleep_until(at.into()).await;
         }
         self.last_wake = Instant::now();
     }

@@ -195,7 +195,17 @@ pub fn plan(args: &[String]) -> Result<AttackPlan, CliError> {
         }
     };
 
-    let client = client_config(&raw, max_connections)?;
+    let mut client = client_config(&raw, max_connections)?;
+    if let Mode::Closed { users, .. } = &mode {
+        // vegeta's -connections caps idle connections per host (10,000 by
+        // default); k6's users each keep theirs. Without -connections, let
+        // every user keep its connection.
+        if !raw.has("connections") {
+            // Twice the users: reconnects after errors overlap the
+            // connections they replace.
+            client.connections = client.connections.max(2 * users.peak().ceil() as usize);
+        }
+    }
     client.validate().map_err(usage)?;
 
     let format = raw.value("format").unwrap_or("http");

@@ -5,7 +5,7 @@
 //! into the request's phases.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -174,7 +174,8 @@ async fn tcp(
     m.begin(Phase::Connecting);
     for k in 0..ips.len() {
         let addr = SocketAddr::new(ips[(start + k) % ips.len()], port);
-        match connect(c, addr).await {
+        let crowded = hs.open.load(Ordering::Relaxed) >= CROWDED;
+        match connect(c, addr, crowded).await {
             Ok(s) => {
                 m.end();
                 let _ = s.set_nodelay(true);
@@ -200,11 +201,43 @@ async fn tcp(
     }))
 }
 
-async fn connect(c: &Inner, addr: SocketAddr) -> Result<TcpStream, Failure> {
+/// Open connections to one host beyond which loopback connections spread
+/// over several source addresses.
+const CROWDED: usize = 8192;
+
+/// Source addresses a crowded loopback target's connections rotate over.
+const LOOPBACK_SOURCES: u8 = 16;
+
+static LOOPBACK_NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A connection from 127.0.0.2–17 to a loopback target, the port chosen at
+/// connect time (`IP_BIND_ADDRESS_NO_PORT`), so that each source address has
+/// a port range of its own. Linux gives `connect` only half of
+/// `ip_local_port_range` and searches it linearly: past about 14,000
+/// connections to one address every connect burns milliseconds of kernel
+/// time, and the generator, not the target, becomes the bottleneck.
+async fn connect_spread(addr: SocketAddr) -> std::io::Result<TcpStream> {
+    let n = LOOPBACK_NEXT.fetch_add(1, Ordering::Relaxed) % LOOPBACK_SOURCES as usize;
+    let src = std::net::Ipv4Addr::new(127, 0, 0, 2 + n as u8);
+    let sock = TcpSocket::new_v4()?;
+    nix::sys::socket::setsockopt(&sock, nix::sys::socket::sockopt::IpBindAddressNoPort, &true)
+        .map_err(std::io::Error::from)?;
+    sock.bind(SocketAddr::new(src.into(), 0))?;
+    sock.connect(addr).await
+}
+
+async fn connect(c: &Inner, addr: SocketAddr, crowded: bool) -> Result<TcpStream, Failure> {
     let Some(laddr) = c.cfg.laddr else {
-        return TcpStream::connect(addr)
-            .await
-            .map_err(|e| Failure::io(&format!("dial tcp {addr}"), "connect", &e));
+        let spread = crowded && matches!(addr.ip(), IpAddr::V4(ip) if ip.is_loopback());
+        let conn = if spread {
+            match connect_spread(addr).await {
+                Ok(s) => Ok(s),
+                Err(_) => TcpStream::connect(addr).await,
+            }
+        } else {
+            TcpStream::connect(addr).await
+        };
+        return conn.map_err(|e| Failure::io(&format!("dial tcp {addr}"), "connect", &e));
     };
     let op = || format!("dial tcp {}->{addr}", SocketAddr::new(laddr, 0));
     let sock = if addr.is_ipv4() {

@@ -213,7 +213,12 @@ impl Session {
             }
         };
         self.m.end();
-        let now = Instant::now();
+        // A complete response already has its end time; read the clock only
+        // when the request ended otherwise.
+        let now = match (&result, self.m.t_end) {
+            (Ok(_), Some(t)) => t,
+            _ => Instant::now(),
+        };
         self.m.account_hop(now);
         let m = &self.m;
         let end = match (&result, m.t_end) {
@@ -357,7 +362,7 @@ impl Session {
             m.busy = None;
             match result {
                 Ok((head, keep)) => {
-                    m.account_hop(Instant::now());
+                    m.account_hop(m.t_end.unwrap_or_else(Instant::now));
                     if !keep {
                         slots.swap_remove(i);
                     }
