@@ -461,7 +461,14 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
             .build()
     }
     .map_err(|e| CliError::Runtime(format!("starting the runtime: {e}")))?;
-    runtime.block_on(attack(plan))
+    // Run as a task, not as block_on's own future: wake-ups sent from
+    // block_on's future go through the runtime's cross-thread queue and an
+    // eventfd write each, one per request for the pacer.
+    runtime.block_on(async {
+        tokio::spawn(attack(plan))
+            .await
+            .unwrap_or_else(|e| Err(CliError::Runtime(format!("attack task: {e}"))))
+    })
 }
 
 async fn attack(plan: AttackPlan) -> Result<i32, CliError> {
