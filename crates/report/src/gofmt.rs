@@ -1,5 +1,5 @@
 //! Go's formatting rules, reimplemented so volley's reports read exactly like
-//! vegeta's: `time.Duration.String()`, `time.ParseDuration`, vegeta's
+//! vegeta's: `time.Duration.String()`, vegeta's
 //! `round` (to the next more precise unit), and `time.Time` in RFC 3339 with
 //! nanoseconds (how Go's JSON encoder writes timestamps).
 //!
@@ -112,92 +112,6 @@ pub(crate) fn clamp_i64(ns: u64) -> i64 {
     i64::try_from(ns).unwrap_or(i64::MAX)
 }
 
-/// A duration that `time.ParseDuration` would reject.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid duration {0:?}")]
-pub struct ParseDurationError(pub String);
-
-/// Go's `time.ParseDuration`: `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+` with units
-/// `ns`, `us` (`µs`, `μs`), `ms`, `s`, `m`, `h`; a bare `0` is allowed.
-pub fn parse_duration(input: &str) -> Result<i64, ParseDurationError> {
-    let err = || ParseDurationError(input.to_string());
-    let mut s = input;
-    let mut neg = false;
-    if let Some(rest) = s.strip_prefix('-') {
-        neg = true;
-        s = rest;
-    } else if let Some(rest) = s.strip_prefix('+') {
-        s = rest;
-    }
-    if s == "0" {
-        return Ok(0);
-    }
-    if s.is_empty() {
-        return Err(err());
-    }
-    let mut total: u128 = 0;
-    while !s.is_empty() {
-        let b = s.as_bytes();
-        if !(b[0] == b'.' || b[0].is_ascii_digit()) {
-            return Err(err());
-        }
-        let int_len = b.iter().take_while(|c| c.is_ascii_digit()).count();
-        let int_part = &s[..int_len];
-        s = &s[int_len..];
-        let mut frac_part = "";
-        if let Some(rest) = s.strip_prefix('.') {
-            let n = rest.bytes().take_while(|c| c.is_ascii_digit()).count();
-            frac_part = &rest[..n];
-            s = &rest[n..];
-            if int_part.is_empty() && frac_part.is_empty() {
-                return Err(err());
-            }
-        } else if int_part.is_empty() {
-            return Err(err());
-        }
-        let unit_len = s
-            .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
-            .map(|(i, _)| i)
-            .unwrap_or(s.len());
-        if unit_len == 0 {
-            return Err(err());
-        }
-        let unit: u128 = match &s[..unit_len] {
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return Err(err()),
-        };
-        s = &s[unit_len..];
-        let int: u128 = if int_part.is_empty() {
-            0
-        } else {
-            int_part.parse().map_err(|_| err())?
-        };
-        let mut value = int.checked_mul(unit).ok_or_else(err)?;
-        // Go keeps fraction digits until they would overflow; 18 is plenty
-        // for nanosecond resolution of any unit.
-        let frac_digits = &frac_part[..frac_part.len().min(18)];
-        if !frac_digits.is_empty() {
-            let f: u128 = frac_digits.parse().map_err(|_| err())?;
-            value += f * unit / 10u128.pow(frac_digits.len() as u32);
-        }
-        total = total.checked_add(value).ok_or_else(err)?;
-        if total > i64::MAX as u128 + u128::from(neg) {
-            return Err(err());
-        }
-    }
-    if neg {
-        Ok((total as i128).wrapping_neg() as i64)
-    } else {
-        Ok(total as i64)
-    }
-}
-
 /// A Unix-nanosecond timestamp as Go's JSON encoder writes a UTC
 /// `time.Time`: RFC 3339 with up to nine fraction digits, trailing zeros
 /// dropped (`2020-02-03T10:41:00.123Z`).
@@ -295,39 +209,6 @@ mod tests {
         ];
         for (d, want) in cases {
             assert_eq!(duration_string(vegeta_round(*d)), *want, "{d}");
-        }
-    }
-
-    #[test]
-    fn parse_duration_matches_go() {
-        let ok: &[(&str, i64)] = &[
-            ("0", 0),
-            ("20ms", 20 * MS),
-            ("1.5s", 1_500 * MS),
-            ("1h2m3s", HOUR + 2 * MIN + 3 * SEC),
-            (".5ms", 500 * US),
-            ("1.ms", MS),
-            ("10µs", 10 * US),
-            ("10us", 10 * US),
-            ("-1s", -SEC),
-            ("+2m", 2 * MIN),
-            ("1.000000001s", SEC + 1),
-        ];
-        for (s, want) in ok {
-            assert_eq!(parse_duration(s), Ok(*want), "{s}");
-        }
-        for bad in [
-            "",
-            "1",
-            "ms",
-            ".",
-            "-",
-            "1x",
-            "1.2.3s",
-            "10000000000000h",
-            "s1",
-        ] {
-            assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
 

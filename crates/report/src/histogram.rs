@@ -10,7 +10,7 @@ use std::io::{self, Write};
 
 use volley_results::Record;
 
-use crate::gofmt::{self, parse_duration};
+use crate::gofmt;
 use crate::metrics::Sink;
 use crate::tabwriter::TabWriter;
 
@@ -62,8 +62,9 @@ impl Histogram {
         let mut bounds = Vec::new();
         for part in inner.split(',') {
             let part = part.trim();
-            let d = parse_duration(part).map_err(|e| bad(e.to_string()))?;
-            let d = u64::try_from(d).map_err(|_| bad(format!("negative bucket {part:?}")))?;
+            let d = volley_pacer::parse_duration(part)
+                .map(|d| d.as_nanos().min(u64::MAX as u128) as u64)
+                .map_err(|e| bad(e.to_string()))?;
             bounds.push(d);
         }
         if bounds.windows(2).any(|w| w[0] >= w[1]) {

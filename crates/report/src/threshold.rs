@@ -41,7 +41,6 @@
 
 use std::fmt;
 
-use crate::gofmt::parse_duration;
 use crate::k6::human_duration_ns;
 use crate::metrics::{Distribution, Metrics, Phase};
 
@@ -397,8 +396,8 @@ fn parse_duration_value(s: &str) -> Result<f64, String> {
         }
         return Err(format!("bad duration {s:?}"));
     }
-    match parse_duration(s) {
-        Ok(ns) if ns >= 0 => Ok(ns as f64),
+    match volley_pacer::parse_duration(s) {
+        Ok(d) => Ok(d.as_nanos() as f64),
         _ => Err(format!(
             "bad duration {s:?}; use 250ms, 1.5s, 1m, or a number of milliseconds"
         )),
