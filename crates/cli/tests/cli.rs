@@ -52,25 +52,6 @@ impl Drop for Origin {
     }
 }
 
-/// Runs `volley attack args` with `targets` on stdin.
-fn attack(targets: &str, args: &[&str]) -> Output {
-    let mut child = volley()
-        .arg("attack")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(targets.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
-
 fn run(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = volley()
         .args(args)
@@ -81,6 +62,14 @@ fn run(args: &[&str], stdin: &[u8]) -> Output {
         .unwrap();
     child.stdin.take().unwrap().write_all(stdin).unwrap();
     child.wait_with_output().unwrap()
+}
+
+/// Runs `volley attack args` with `targets` on stdin.
+fn attack(targets: &str, args: &[&str]) -> Output {
+    let all: Vec<&str> = std::iter::once("attack")
+        .chain(args.iter().copied())
+        .collect();
+    run(&all, targets.as_bytes())
 }
 
 fn text(b: &[u8]) -> String {
