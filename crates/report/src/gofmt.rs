@@ -5,8 +5,6 @@
 //!
 //! Durations are signed nanoseconds (`i64`), as Go's `time.Duration`.
 
-use std::fmt::Write as _;
-
 const NS: i64 = 1;
 const US: i64 = 1_000;
 const MS: i64 = 1_000_000;
@@ -17,56 +15,14 @@ const HOUR: i64 = 60 * MIN;
 /// Formats like Go's `time.Duration.String()`: `0s`, `1.5µs`, `204.699ms`,
 /// `1m0.00152225s`, `1h2m3s`.
 pub fn duration_string(d: i64) -> String {
-    let neg = d < 0;
-    let mut u = d.unsigned_abs();
-    let mut out = String::with_capacity(24);
-    if u < SEC as u64 {
-        if u == 0 {
-            return "0s".to_string();
-        }
-        let (prec, unit) = if u < US as u64 {
-            (0, "ns")
-        } else if u < MS as u64 {
-            (3, "µs")
-        } else {
-            (6, "ms")
-        };
-        let (int, frac) = split_frac(u, prec);
-        let _ = write!(out, "{int}{frac}{unit}");
+    // Go prints a negative duration as "-" and its magnitude.
+    let magnitude =
+        volley_pacer::format_duration(std::time::Duration::from_nanos(d.unsigned_abs()));
+    if d < 0 {
+        format!("-{magnitude}")
     } else {
-        let (secs, frac) = split_frac(u, 9);
-        u = secs;
-        let s = u % 60;
-        u /= 60;
-        if u > 0 {
-            let m = u % 60;
-            u /= 60;
-            if u > 0 {
-                let _ = write!(out, "{u}h");
-            }
-            let _ = write!(out, "{m}m");
-        }
-        let _ = write!(out, "{s}{frac}s");
+        magnitude
     }
-    if neg {
-        out.insert(0, '-');
-    }
-    out
-}
-
-/// Splits `v` into `v / 10^prec` and the fraction `v % 10^prec` printed as
-/// Go's `fmtFrac` does: `.123` without trailing zeros, or nothing when zero.
-fn split_frac(v: u64, prec: u32) -> (u64, String) {
-    if prec == 0 {
-        return (v, String::new());
-    }
-    let p = 10u64.pow(prec);
-    let frac = v % p;
-    if frac == 0 {
-        return (v / p, String::new());
-    }
-    let digits = format!("{:0width$}", frac, width = prec as usize);
-    (v / p, format!(".{}", digits.trim_end_matches('0')))
 }
 
 /// Go's `Duration.Round(m)`: halves round away from zero, saturating.
