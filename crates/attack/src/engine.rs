@@ -11,14 +11,15 @@ use volley_client::{Client, Outcome};
 use volley_pacer::{Pacer, Shape};
 use volley_results::Record;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, Window};
 use crate::jobs::Jobs;
 use crate::output::OutputHandle;
+use crate::queue::TicketQueue;
 use crate::source::{SharedQueue, Source, Ticket, UserClock, Users};
 
-/// Workers the open model may add per pacer wake-up (at least
-/// [`MIN_WAKE_SPACING`](crate::clock::MIN_WAKE_SPACING) apart) when tickets
-/// are waiting for a free worker.
+/// Workers the open model may add per pacer wake-up (at most about a
+/// thousand a second, see [`clock`](crate::clock)) when tickets are waiting
+/// for a free worker.
 pub const GROWTH_PER_TICK: usize = 8;
 
 /// How load is generated.
@@ -30,6 +31,8 @@ pub enum Mode {
         workers: usize,
         /// Upper bound on workers (each holds one HTTP/1.1 connection).
         max_workers: usize,
+        /// How long due requests may be held to leave together.
+        window: Window,
     },
     /// A number of users (k6 VUs), each sending its next request `think`
     /// after the previous response.
@@ -42,10 +45,11 @@ impl std::fmt::Debug for Mode {
             Mode::Open {
                 workers,
                 max_workers,
+                window,
                 ..
             } => write!(
                 f,
-                "Open {{ workers: {workers}, max_workers: {max_workers} }}"
+                "Open {{ workers: {workers}, max_workers: {max_workers}, window: {window:?} }}"
             ),
             Mode::Closed { users, think } => {
                 write!(f, "Closed {{ users: {users:?}, think: {think:?} }}")
@@ -222,17 +226,13 @@ pub async fn run(
             pacer,
             workers,
             max_workers,
+            window,
         } => {
-            open_model(
-                &*pacer,
+            let pool = Pool {
                 workers,
                 max_workers,
-                limits,
-                jobs,
-                client,
-                ctx.clone(),
-            )
-            .await
+            };
+            open_model(&*pacer, pool, window, limits, jobs, client, ctx.clone()).await
         }
         Mode::Closed { ref users, think } => {
             closed_model(users, think, limits, jobs, client, ctx.clone()).await
@@ -248,34 +248,41 @@ pub async fn run(
     }
 }
 
-async fn open_model(
-    pacer: &(dyn Pacer + Send + Sync),
+/// The open model's workers: how many to start, how many at most.
+#[derive(Debug, Clone, Copy)]
+struct Pool {
     workers: usize,
     max_workers: usize,
+}
+
+async fn open_model(
+    pacer: &(dyn Pacer + Send + Sync),
+    pool: Pool,
+    window: Window,
     settings: Limits,
     jobs: Arc<Jobs>,
     client: Client,
     ctx: Arc<Ctx>,
 ) -> (u64, Option<String>) {
-    let max_workers = max_workers.max(1);
-    let (tx, rx) = async_channel::bounded::<Ticket>(1 << 16);
-    let queue = SharedQueue {
-        rx,
-        idle: Arc::new(AtomicUsize::new(0)),
-    };
+    let max_workers = pool.max_workers.max(1);
+    let queue = TicketQueue::new(1 << 16);
     let mut set = JoinSet::new();
-    for _ in 0..workers.clamp(1, max_workers) {
+    for _ in 0..pool.workers.clamp(1, max_workers) {
         set.spawn(worker(
-            Source::Shared(queue.clone()),
+            Source::Shared(SharedQueue::join(&queue)),
             client.clone(),
             ctx.clone(),
         ));
     }
     let stopper = &ctx.stopper;
     let start = ctx.start;
-    let mut clock = Clock::new();
+    let mut clock = Clock::with_window(window);
+    let mut prev_due = Duration::ZERO;
     let mut sent = 0u64;
     let mut error = None;
+    // The clock as of the last look: tickets due by then go out without
+    // reading it again (one read per wake-up, not one per ticket).
+    let mut now = Instant::now();
     loop {
         if settings.max_requests.is_some_and(|m| sent >= m) {
             break;
@@ -284,21 +291,26 @@ async fn open_model(
         if settings.duration.is_some_and(|d| due >= d) {
             break;
         }
+        let gap = due.saturating_sub(prev_due);
+        prev_due = due;
         let at = start + due;
-        if at > Instant::now() {
-            tokio::select! {
-                _ = clock.sleep_until(at) => {}
+        if at > now {
+            now = Instant::now();
+        }
+        if at > now {
+            now = tokio::select! {
+                woke = clock.sleep_until(at, gap) => woke,
                 _ = stopper.wait() => break,
-            }
+            };
             // Workers ran while the pacer slept: tickets still queued now
             // waited a whole wake-up with no free worker, so add workers — a
             // few per wake-up, so that a hiccup does not open a connection per
             // queued ticket (the storm that collapses vegeta at high rates).
-            let backlog = tx.len().saturating_sub(queue.idle.load(Ordering::Acquire));
+            let backlog = queue.backlog();
             let room = max_workers.saturating_sub(set.len());
             for _ in 0..backlog.min(GROWTH_PER_TICK).min(room) {
                 set.spawn(worker(
-                    Source::Shared(queue.clone()),
+                    Source::Shared(SharedQueue::join(&queue)),
                     client.clone(),
                     ctx.clone(),
                 ));
@@ -316,21 +328,16 @@ async fn open_model(
                 break;
             }
         };
-        if tx
-            .send(Ticket {
+        queue
+            .push(Ticket {
                 seq: sent,
                 intended: at,
                 job,
             })
-            .await
-            .is_err()
-        {
-            break;
-        }
+            .await;
         sent += 1;
     }
-    drop(tx);
-    drop(queue);
+    queue.close();
     while set.join_next().await.is_some() {}
     debug_assert!(ctx.sent.load(Ordering::Relaxed) <= sent);
     (ctx.sent.load(Ordering::Relaxed), error)

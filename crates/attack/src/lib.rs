@@ -18,6 +18,7 @@
 //! - [`clock`]: the pacer's microsecond sleep (a timerfd);
 //! - [`engine`]: settings, `run`, the pacer and user supervisor tasks;
 //! - [`source`]: the two ticket sources behind the one worker loop;
+//! - [`queue`]: the open model's ticket queue from the pacer to idle workers;
 //! - [`jobs`]: targets prepared for the client, round-robin or lazy;
 //! - [`output`]: the output thread that takes records off the hot path,
 //!   feeds sinks and flushes them on a schedule;
@@ -28,6 +29,7 @@ pub mod engine;
 pub mod jobs;
 pub mod limits;
 pub mod output;
+pub mod queue;
 pub mod source;
 
 pub use engine::{run, Mode, RunSummary, Settings, Stopper};

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::engine::Stopper;
 use crate::jobs::{Job, Jobs};
+use crate::queue::TicketQueue;
 
 /// One request to make: when it was due and what to send.
 #[derive(Debug, Clone)]
@@ -43,20 +44,24 @@ impl Source {
     }
 }
 
-/// The receiving end of the pacer's queue, with the idle-worker count the
-/// pacer reads to decide whether to start another worker.
-#[derive(Debug, Clone)]
+/// A worker's end of the pacer's queue.
+#[derive(Debug)]
 pub struct SharedQueue {
-    pub rx: async_channel::Receiver<Ticket>,
-    pub idle: Arc<AtomicUsize>,
+    pub queue: Arc<TicketQueue>,
+    pub id: usize,
 }
 
 impl SharedQueue {
+    /// Joins `queue` as a new worker.
+    pub fn join(queue: &Arc<TicketQueue>) -> SharedQueue {
+        SharedQueue {
+            queue: queue.clone(),
+            id: queue.worker(),
+        }
+    }
+
     async fn next(&mut self) -> Option<Ticket> {
-        self.idle.fetch_add(1, Ordering::AcqRel);
-        let t = self.rx.recv().await.ok();
-        self.idle.fetch_sub(1, Ordering::AcqRel);
-        t
+        self.queue.pop(self.id).await
     }
 }
 

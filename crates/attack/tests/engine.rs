@@ -66,6 +66,7 @@ fn open(rate: f64) -> Mode {
         pacer: Arc::new(RatePacer::new(Shape::Constant(rate)).unwrap()),
         workers: 2,
         max_workers: 1000,
+        window: Default::default(),
     }
 }
 
@@ -155,6 +156,7 @@ async fn queueing_in_the_generator_counts_from_the_intended_time() {
         pacer: Arc::new(RatePacer::new(Shape::Constant(100.0)).unwrap()),
         workers: 1,
         max_workers: 1,
+        window: Default::default(),
     };
     let records = attack(
         &format!("{}/", origin.url()),

@@ -112,6 +112,7 @@ pub fn main(args: &[String]) -> Result<i32, CliError> {
                 ),
                 workers: 10,
                 max_workers: 10_000,
+                window: Default::default(),
             },
             duration: Some(duration),
             max_requests: None,

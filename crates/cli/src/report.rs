@@ -71,6 +71,7 @@ pub fn run_info(header: Option<&Header>) -> RunInfo {
         rate: run.get("rate").and_then(serde_json::Value::as_f64),
         workers: num("workers"),
         max_workers: num("max_workers"),
+        pace_window: run.get("pace_window_s").and_then(serde_json::Value::as_f64),
         vus: num("vus_max").map(|v| volley_report::Gauge {
             value: v,
             min: num("vus_min").unwrap_or(v),

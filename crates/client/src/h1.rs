@@ -43,6 +43,8 @@ pub(crate) struct ReadBuf {
     buf: Vec<u8>,
     start: usize,
     end: usize,
+    /// Reads so far; tells whether a response needed more than one.
+    reads: u64,
 }
 
 impl ReadBuf {
@@ -51,6 +53,7 @@ impl ReadBuf {
             buf: vec![0; INITIAL_BUF],
             start: 0,
             end: 0,
+            reads: 0,
         }
     }
 
@@ -94,6 +97,7 @@ impl ReadBuf {
             .await
             .map_err(|e| Failure::io(&format!("read {}", stream.describe()), "read", &e))?;
         self.end += n;
+        self.reads += 1;
         Ok(n)
     }
 
@@ -203,6 +207,7 @@ pub(crate) async fn exchange(
 
     // The head, skipping 1xx interim responses.
     let mut got_any = false;
+    let mut reads_at_first = 0;
     let (head, framing, close) = loop {
         if rb.start < rb.end {
             match parse_head(rb.data(), want_location, req.head) {
@@ -228,6 +233,7 @@ pub(crate) async fn exchange(
         if !got_any {
             got_any = true;
             m.t_first = Some(Instant::now());
+            reads_at_first = rb.reads;
         }
     };
     m.code = head.code;
@@ -266,7 +272,13 @@ pub(crate) async fn exchange(
             false
         }
     };
-    m.t_end = Some(Instant::now());
+    // A response that came whole in its first read ended when that read
+    // returned: the time since is parsing, not receiving.
+    m.t_end = if rb.reads == reads_at_first {
+        m.t_first
+    } else {
+        Some(Instant::now())
+    };
     conn.requests += 1;
     Ok((head, reusable && !close && conn.keep))
 }

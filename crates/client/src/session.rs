@@ -5,8 +5,11 @@
 //! whole-request timeout, follows redirects, and returns the [`Outcome`]:
 //! status, bytes, phases, send lag and latency from the *intended* time.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -165,6 +168,14 @@ pub struct Session {
     rb: ReadBuf,
     sink: BodySink,
     m: Measure,
+    /// The whole-request timeout, one timer reused from request to
+    /// request. It is moved only when it fires: if the request in flight
+    /// has time left then, it is set to that request's deadline. A timer
+    /// per request would cost an insertion and a removal in tokio's wheel.
+    timer: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The last body handed out; an identical next body shares it instead
+    /// of allocating (most targets answer the same bytes every time).
+    last_body: Bytes,
 }
 
 impl std::fmt::Debug for Session {
@@ -185,6 +196,8 @@ impl Session {
             rb: ReadBuf::new(),
             sink,
             m: Measure::new(),
+            timer: None,
+            last_body: Bytes::new(),
         }
     }
 
@@ -200,9 +213,31 @@ impl Session {
             self.run(req).await
         } else {
             let deadline = tokio::time::Instant::from_std(start + timeout);
-            match tokio::time::timeout_at(deadline, self.run(req)).await {
-                Ok(r) => r,
-                Err(_) => {
+            let mut timer = self
+                .timer
+                .take()
+                .unwrap_or_else(|| Box::pin(tokio::time::sleep_until(deadline)));
+            let finished = {
+                let mut run = std::pin::pin!(self.run(req));
+                std::future::poll_fn(|cx| {
+                    if let Poll::Ready(r) = run.as_mut().poll(cx) {
+                        return Poll::Ready(Some(r));
+                    }
+                    while timer.as_mut().poll(cx).is_ready() {
+                        // Set for an earlier request: this one has time left.
+                        if timer.deadline() >= deadline {
+                            return Poll::Ready(None);
+                        }
+                        timer.as_mut().reset(deadline);
+                    }
+                    Poll::Pending
+                })
+                .await
+            };
+            self.timer = Some(timer);
+            match finished {
+                Some(r) => r,
+                None => {
                     if let Some(i) = self.m.busy.take() {
                         if i < self.slots.len() {
                             self.slots.swap_remove(i);
@@ -245,7 +280,15 @@ impl Session {
 
     fn take_body(&mut self) -> Bytes {
         match &mut self.sink.kept {
-            Some(k) if !k.is_empty() => std::mem::take(k).freeze(),
+            Some(k) if !k.is_empty() => {
+                if k[..] == self.last_body[..] {
+                    k.clear();
+                    return self.last_body.clone();
+                }
+                let body = std::mem::take(k).freeze();
+                self.last_body = body.clone();
+                body
+            }
             _ => Bytes::new(),
         }
     }

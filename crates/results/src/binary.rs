@@ -1,4 +1,5 @@
-//! The volley binary results format, version 1: writer and streaming reader.
+//! The volley binary results format, version 2: writer and streaming reader
+//! (which also reads version 1).
 //!
 //! Designed for attacks that write tens of thousands of records a second to
 //! a pipe or a file: a few bytes per request, append-only, readable while
@@ -17,10 +18,10 @@
 //! | bytes | field |
 //! |---|---|
 //! | 0..7 | magic `56 4F 4C 4C 45 59 00` (`"VOLLEY\0"`) |
-//! | 7 | format version, `01` |
+//! | 7 | format version, `02` (`01` is read too, see [`Record`](#record)) |
 //! | 8..12 | `u32` length `H` of the JSON header |
 //! | 12..16 | `u32` CRC-32 (IEEE, as `crc32fast`) of the JSON header |
-//! | 16..16+H | JSON header: `{"version":1,"attack":…,"started":<unix ns>,"meta":{…}}` ([`Header`]) |
+//! | 16..16+H | JSON header: `{"version":2,"attack":…,"started":<unix ns>,"meta":{…}}` ([`Header`]) |
 //!
 //! ## Frames (repeated until end of file)
 //!
@@ -69,7 +70,7 @@
 //! | 6 `LAG` | uvarint `lag` | 0 |
 //! | 0 `CONN` | uvarints `blocked`, `dns`, `connecting`, `tls_handshaking` | all 0 |
 //! | 7 `TIMING` | uvarint `receiving`, ivarint `latency − lag − blocked − connecting − tls_handshaking − receiving − waiting` (wrapping) | `receiving = waiting = 0` |
-//! | 1 `BODY` | uvarint len + body bytes | empty |
+//! | 1 `BODY` | uvarint len + body bytes | same as previous (version 1: empty) |
 //!
 //! Records are written in the order they are given (completion order for
 //! an attack), so the end time moves forward by about one arrival interval
@@ -114,7 +115,10 @@ use crate::varint::{put_ivarint, put_uvarint, Cursor};
 /// The file magic, `"VOLLEY\0"`.
 pub const MAGIC: &[u8; 7] = b"VOLLEY\0";
 /// The format version this crate writes and reads.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
+/// The oldest format version this crate reads: version 1 differs only in
+/// that a record without the `BODY` flag has an empty body.
+pub const MIN_VERSION: u8 = 1;
 /// Largest frame payload a reader accepts (a writer stays far below it
 /// unless a single record carries a huge body).
 pub const MAX_FRAME: u32 = 1 << 30;
@@ -192,6 +196,7 @@ struct Prev {
     url: Arc<str>,
     bytes_out: u64,
     bytes_in: u64,
+    body: Bytes,
 }
 
 fn predict_seq(prev_seq: u64, prev_ts: i64, ts: i64, hint: u64) -> u64 {
@@ -356,12 +361,13 @@ impl<W: Write> Writer<W> {
         let bytes = r.bytes_out != self.prev.bytes_out || r.bytes_in != self.prev.bytes_in;
         let conn = p.blocked != 0 || p.dns != 0 || p.connecting != 0 || p.tls_handshaking != 0;
         let timing = p.receiving != 0 || p.waiting != 0;
+        let body = r.body != self.prev.body;
 
         let mut flags = 0u8;
         if conn {
             flags |= F_CONN;
         }
-        if !r.body.is_empty() {
+        if body {
             flags |= F_BODY;
         }
         if status {
@@ -419,7 +425,7 @@ impl<W: Write> Writer<W> {
                 waiting_residual(r).wrapping_sub(p.waiting) as i64,
             );
         }
-        if !r.body.is_empty() {
+        if body {
             put_uvarint(&mut self.rec_buf, r.body.len() as u64);
             self.rec_buf.extend_from_slice(&r.body);
         }
@@ -443,6 +449,9 @@ impl<W: Write> Writer<W> {
         }
         prev.bytes_out = r.bytes_out;
         prev.bytes_in = r.bytes_in;
+        if body {
+            prev.body = r.body.clone();
+        }
 
         self.span = Some(match self.span {
             None => (r.seq, r.timestamp, r.seq, r.timestamp),
@@ -541,6 +550,9 @@ pub struct Decoder<R: BufRead> {
     pos: usize,
     left: u64,
     hint: u64,
+    /// Version 2 on: a record without the `BODY` flag repeats the previous
+    /// record's body (version 1: it has none).
+    body_carries: bool,
     done: bool,
     complete: bool,
 }
@@ -568,7 +580,7 @@ impl<R: BufRead> Decoder<R> {
         if &fixed[..7] != MAGIC {
             return Err(ReadError::NotResults { name: name.into() });
         }
-        if fixed[7] != VERSION {
+        if !(MIN_VERSION..=VERSION).contains(&fixed[7]) {
             return Err(ReadError::UnsupportedVersion {
                 name: name.into(),
                 version: fixed[7],
@@ -612,6 +624,7 @@ impl<R: BufRead> Decoder<R> {
             pos: 0,
             left: 0,
             hint: 0,
+            body_carries: fixed[7] >= 2,
             done: false,
             complete: false,
         })
@@ -801,6 +814,11 @@ impl<R: BufRead> Decoder<R> {
         if flags & F_BODY != 0 {
             let len = c.uvarint()?;
             rec.body = Bytes::copy_from_slice(c.bytes(len)?);
+            if self.body_carries {
+                prev.body = rec.body.clone();
+            }
+        } else if self.body_carries {
+            rec.body = prev.body.clone();
         }
         prev.end = end;
         prev.timestamp = timestamp;

@@ -25,7 +25,7 @@ pub enum ReadError {
     #[error("{name}: vegeta gob results are not supported; convert them first with `vegeta encode -to=json`")]
     VegetaGob { name: String },
     /// A volley binary file from a newer volley.
-    #[error("{name}: volley results format version {version} is not supported (this volley reads version {})", crate::binary::VERSION)]
+    #[error("{name}: volley results format version {version} is not supported (this volley reads versions {} to {})", crate::binary::MIN_VERSION, crate::binary::VERSION)]
     UnsupportedVersion { name: String, version: u8 },
     /// The file header is damaged.
     #[error("{name}: bad header at byte {offset}: {reason}")]

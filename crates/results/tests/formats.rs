@@ -525,6 +525,9 @@ fn realistic_run(n: u64) -> Vec<Record> {
     let get: Arc<str> = Arc::from("GET");
     let none: Arc<str> = Arc::from("");
     let e503: Arc<str> = Arc::from("503 Service Unavailable");
+    // Bodies are kept by default (-max-body=-1), as vegeta does.
+    let hello = Bytes::from_static(b"hello");
+    let unavailable = Bytes::from_static(b"upstream unavailable");
     let mut out = Vec::with_capacity(n as usize);
     for i in 0..n {
         let ts = T0 + (i as i64) * 100_000 + rng.below(20_000) as i64;
@@ -547,7 +550,7 @@ fn realistic_run(n: u64) -> Vec<Record> {
             error: none.clone(),
             method: get.clone(),
             url: url.clone(),
-            body: Bytes::new(),
+            body: hello.clone(),
         };
         if rng.below(100) == 0 {
             // A new connection: DNS, connect, TLS.
@@ -564,7 +567,8 @@ fn realistic_run(n: u64) -> Vec<Record> {
                 r.code = 503;
                 r.error_kind = ErrorKind::Status;
                 r.error = e503.clone();
-                r.bytes_in = 19;
+                r.bytes_in = 20;
+                r.body = unavailable.clone();
             }
             5 => {
                 r.code = 0;
@@ -574,6 +578,7 @@ fn realistic_run(n: u64) -> Vec<Record> {
                     30_000 + rng.below(30_000)
                 ));
                 r.bytes_in = 0;
+                r.body = Bytes::new();
                 r.latency = 30_000_000_000 + rng.below(1_000_000);
             }
             _ => {}
@@ -613,6 +618,44 @@ fn size_per_record() {
     let (got, err) = read_all("size.bin", data);
     assert!(err.is_none());
     assert_eq!(got, records);
+}
+
+/// Version 1 files (written before bodies carried over from record to
+/// record) still read: there a record without a body flag has no body.
+#[test]
+fn reads_version_1_files() {
+    let mk = |seq: u64, body: &'static [u8]| Record {
+        seq,
+        timestamp: T0 + seq as i64 * 1_000_000,
+        latency: 500_000,
+        code: 200,
+        body: Bytes::from_static(body),
+        ..Record::default()
+    };
+    // Every body differs from the one before: the same bytes in both versions.
+    let distinct = vec![mk(0, b"a"), mk(1, b""), mk(2, b"b"), mk(3, b"")];
+    let mut data = write_binary(&distinct, 0);
+    assert_eq!(data[7], 2);
+    data[7] = 1;
+    let (got, err) = read_all("v1.bin", data);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(got, distinct);
+    // A repeated body is written once in version 2 and carried over.
+    let repeated = vec![mk(0, b"same"), mk(1, b"same"), mk(2, b""), mk(3, b"")];
+    let data = write_binary(&repeated, 0);
+    let (got, err) = read_all("v2.bin", data.clone());
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(got, repeated);
+    let mut v1 = data;
+    v1[7] = 1;
+    let (got, _) = read_all("v1.bin", v1);
+    let bodies: Vec<&[u8]> = got.iter().map(|r| &r.body[..]).collect();
+    assert_eq!(bodies, [&b"same"[..], b"", b"", b""]);
+    // Versions outside 1..=2 are refused by name.
+    let mut v9 = write_binary(&repeated, 0);
+    v9[7] = 9;
+    let e = from_reader("v9.bin", Cursor::new(v9)).unwrap_err();
+    assert!(e.to_string().contains("version 9 is not supported"), "{e}");
 }
 
 /// Lines as vegeta 12 writes them (field order of `lib/results.go`).
