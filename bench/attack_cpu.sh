@@ -3,6 +3,9 @@
 # vegeta, k6 and volley on CPU 1, each at RATE req/s for DURATION, one after
 # the other in the same run. CPU = user+sys of the generator process (GNU time).
 # Goal (issue 2): volley's CPU µs per request <= wrk2's, same run.
+# The p50/p99 columns are each tool's own latency report: at a fixed rate
+# they are mostly how closely the tool kept its schedule (nginx answers in
+# tens of µs), so CPU is compared at a schedule fidelity shown side by side.
 # Env: RATE (10000), DURATION (10s), CONNECTIONS (50), TOOLS ("wrk2 vegeta k6 volley").
 # shellcheck disable=SC2034 # `read` fills more fields than each script uses
 set -euo pipefail
@@ -19,8 +22,8 @@ limit=$((secs + 40)) # hard bound per tool: duration + drain
 start_nginx
 URL="http://127.0.0.1:$NGINX_PORT/"
 say "attack_cpu: nginx pid $NGINX_PID on CPU $TARGET_CPU at $URL; generators on CPU $GEN_CPU; rate $RATE/s for $DURATION, $CONNECTIONS connections"
-hdr() { printf '%-8s %10s %10s %9s %9s %9s %10s %9s\n' "$@" | tee -a "$OUT_FILE"; }
-hdr tool requests "req/s" errors dropped "cpu s" "cpu us/req" "rss MiB"
+hdr() { printf '%-8s %10s %10s %9s %9s %9s %10s %9s %8s %8s\n' "$@" | tee -a "$OUT_FILE"; }
+hdr tool requests "req/s" errors dropped "cpu s" "cpu us/req" "rss MiB" "p50 ms" "p99 ms"
 
 declare -A US_PER_REQ BYTES_PER_REQ
 # results_size TOOL FILE REQUESTS: bytes per request of a real attack's results file.
@@ -29,27 +32,30 @@ results_size() {
   size=$(stat -c %s "$2" 2>/dev/null || echo 0)
   [ "${3:-0}" -gt 0 ] && BYTES_PER_REQ[$1]=$(fmt 2 "$(calc "$size / $3")")
 }
-# record TOOL REQUESTS ERRORS DROPPED TIMEFILE
+# record TOOL REQUESTS ERRORS DROPPED TIMEFILE [P50_MS P99_MS]
 record() {
-  local tool=$1 req=$2 err=$3 drop=$4 u s m w cpu us rps
+  local tool=$1 req=$2 err=$3 drop=$4 p50=${6:-n/a} p99=${7:-n/a} u s m w cpu us rps
   read -r u s m w < <(timed_fields "$5")
   cpu=$(calc "$u + $s")
   if [ "${req:-0}" -gt 0 ]; then us=$(fmt 2 "$(calc "$cpu * 1000000 / $req")"); else us=n/a; fi
   rps=$(fmt 0 "$(calc "$req / $secs")")
   US_PER_REQ[$tool]=$us
-  note_line "$tool: $us µs CPU/request, $req requests ($rps/s), $err errors, $drop dropped, max RSS $((m / 1024)) MiB"
-  hdr "$tool" "$req" "$rps" "$err" "$drop" "$cpu" "$us" "$((m / 1024))"
-  raw "raw $tool requests=$req errors=$err dropped=$drop user_s=$u sys_s=$s maxrss_kb=$m wall_s=$w cpu_us_per_req=$us"
+  [ "$p50" != n/a ] && p50=$(fmt 2 "$p50")
+  [ "$p99" != n/a ] && p99=$(fmt 2 "$p99")
+  note_line "$tool: $us µs CPU/request, $req requests ($rps/s), $err errors, $drop dropped, max RSS $((m / 1024)) MiB, latency p50 $p50 ms p99 $p99 ms"
+  hdr "$tool" "$req" "$rps" "$err" "$drop" "$cpu" "$us" "$((m / 1024))" "$p50" "$p99"
+  raw "raw $tool requests=$req errors=$err dropped=$drop user_s=$u sys_s=$s maxrss_kb=$m wall_s=$w cpu_us_per_req=$us p50_ms=$p50 p99_ms=$p99"
 }
 
 run_wrk2() {
   local wrk2
   wrk2=$(find_wrk2) || { skip_line "wrk2 not found (see ../shared/peers/README.md)"; return 0; }
-  timed "$BENCH_TMP/wrk2.time" timeout "$limit" "${GEN[@]}" "$wrk2" -t1 -c"$CONNECTIONS" -d"$DURATION" -R"$RATE" "$URL" >"$BENCH_TMP/wrk2.out" 2>&1 || true
-  cat "$BENCH_TMP/wrk2.out" >>"$OUT_FILE"
-  local req err non2xx rps
+  timed "$BENCH_TMP/wrk2.time" timeout "$limit" "${GEN[@]}" "$wrk2" -t1 -c"$CONNECTIONS" -d"$DURATION" -R"$RATE" --latency "$URL" >"$BENCH_TMP/wrk2.out" 2>&1 || true
+  sed -n '1,/Detailed Percentile spectrum/p' "$BENCH_TMP/wrk2.out" >>"$OUT_FILE"
+  local req err non2xx rps p50 p99
   read -r req err non2xx rps < <(parse_wrk "$BENCH_TMP/wrk2.out")
-  record wrk2 "$req" "$((err + non2xx))" 0 "$BENCH_TMP/wrk2.time"
+  read -r p50 p99 < <(parse_wrk_percentiles "$BENCH_TMP/wrk2.out")
+  record wrk2 "$req" "$((err + non2xx))" 0 "$BENCH_TMP/wrk2.time" "$p50" "$p99"
 }
 
 run_vegeta() {
@@ -64,7 +70,7 @@ run_vegeta() {
   read -r req err succ p50 p99 rate thr < <(parse_vegeta_json "$BENCH_TMP/vegeta.json")
   raw "raw vegeta rate=$rate throughput=$thr p50_ms=$p50 p99_ms=$p99 success=$succ results_bytes=$(stat -c %s "$BENCH_TMP/vegeta.bin")"
   results_size vegeta "$BENCH_TMP/vegeta.bin" "$req"
-  record vegeta "$req" "$err" 0 "$BENCH_TMP/vegeta.time"
+  record vegeta "$req" "$err" 0 "$BENCH_TMP/vegeta.time" "$p50" "$p99"
 }
 
 run_k6() {
@@ -74,6 +80,7 @@ run_k6() {
 import http from 'k6/http';
 export const options = {
   discardResponseBodies: true,
+  summaryTrendStats: ['med', 'p(99)'],
   scenarios: {
     fixed: {
       executor: 'constant-arrival-rate',
@@ -86,12 +93,14 @@ export default function () { http.get('$URL'); }
 export function handleSummary(data) { return { '$BENCH_TMP/k6-summary.json': JSON.stringify(data) }; }
 JS
   timed "$BENCH_TMP/k6.time" timeout "$limit" "${GEN[@]}" "$k6" run --quiet --no-usage-report "$BENCH_TMP/k6.js" >"$BENCH_TMP/k6.out" 2>&1 || true
-  local req err drop
+  local req err drop p50 p99
   req=$(jq -r '.metrics.http_reqs.values.count // 0' "$BENCH_TMP/k6-summary.json" 2>/dev/null || echo 0)
+  p50=$(jq -r '.metrics.http_req_duration.values.med // "n/a"' "$BENCH_TMP/k6-summary.json" 2>/dev/null || echo n/a)
+  p99=$(jq -r '.metrics.http_req_duration.values["p(99)"] // "n/a"' "$BENCH_TMP/k6-summary.json" 2>/dev/null || echo n/a)
   err=$(jq -r '.metrics.http_req_failed.values.passes // 0' "$BENCH_TMP/k6-summary.json" 2>/dev/null || echo 0)
   drop=$(jq -r '.metrics.dropped_iterations.values.count // 0' "$BENCH_TMP/k6-summary.json" 2>/dev/null || echo 0)
   tail -5 "$BENCH_TMP/k6.out" >>"$OUT_FILE"
-  record k6 "$req" "$err" "$drop" "$BENCH_TMP/k6.time"
+  record k6 "$req" "$err" "$drop" "$BENCH_TMP/k6.time" "$p50" "$p99"
 }
 
 run_volley() {
@@ -111,7 +120,7 @@ run_volley() {
   drop=$(jq -r '.dropped // .volley.dropped // 0' "$BENCH_TMP/volley.json" 2>/dev/null || echo 0)
   raw "raw volley rate=$rate throughput=$thr p50_ms=$p50 p99_ms=$p99 success=$succ results_bytes=$(stat -c %s "$BENCH_TMP/volley.bin" 2>/dev/null || echo 0)"
   results_size volley "$BENCH_TMP/volley.bin" "$req"
-  record volley "$req" "$err" "$drop" "$BENCH_TMP/volley.time"
+  record volley "$req" "$err" "$drop" "$BENCH_TMP/volley.time" "$p50" "$p99"
 }
 
 for t in $TOOLS; do

@@ -351,6 +351,22 @@ parse_wrk() {
     END { printf "%d %d %d %s\n", req, err, non2xx, (rps == "" ? 0 : rps) }' "$1"
 }
 
+# parse_wrk_percentiles FILE: "p50_ms p99_ms" from wrk/wrk2 --latency output
+# (values like 850.00us, 1.02ms, 1.20s, 2.00m).
+parse_wrk_percentiles() {
+  awk '
+    function ms(v) {
+      if (v ~ /us$/) return v / 1000
+      if (v ~ /ms$/) return v + 0
+      if (v ~ /m$/) return v * 60000
+      if (v ~ /s$/) return v * 1000
+      return v
+    }
+    $1 == "50.000%" && p50 == "" { p50 = ms($2) }
+    $1 == "99.000%" && p99 == "" { p99 = ms($2) }
+    END { printf "%s %s\n", (p50 == "" ? "n/a" : p50), (p99 == "" ? "n/a" : p99) }' "$1"
+}
+
 # parse_vegeta_json FILE: "requests errors success_ratio p50_ms p99_ms rate
 # throughput" from a vegeta/volley `report -type=json`.
 parse_vegeta_json() {

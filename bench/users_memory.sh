@@ -24,11 +24,16 @@ TARGET=${TARGET:-nginx}
 TOOLS=${TOOLS:-volley k6}
 secs=${DURATION%s}
 
-# every user holds a connection: the open-files limit bounds the user count.
-max_users=$((NOFILE - 500))
-if [ "$USERS" -gt "$max_users" ]; then
-  say "note: open-files limit is $NOFILE (hard $(ulimit -Hn), cannot be raised here): users capped at $max_users instead of $USERS"
-  USERS=$max_users
+# Every user keeps its connection (as k6's VUs do) while the open-files limit
+# allows: generator and target each need one descriptor per connection. Past
+# that, -connections caps the connections kept between requests and the other
+# users reconnect for each request (k6's noConnectionReuse), so the user count
+# is still USERS.
+max_kept=$((NOFILE - 2000))
+CONN_FLAGS=()
+if [ "$USERS" -gt "$max_kept" ]; then
+  say "note: open-files limit is $NOFILE (hard $(ulimit -Hn), cannot be raised here): $max_kept of the $USERS users keep their connection between requests, the rest reconnect per request (-connections=$max_kept)"
+  CONN_FLAGS=(-connections="$max_kept")
 fi
 
 if [ "$TARGET" = origin ] && need_volley origin; then
@@ -82,7 +87,7 @@ run_volley() {
   need_volley attack || return 0
   volley_has attack users || { skip_line "volley attack has no -users flag yet"; return 0; }
   echo "GET $URL" >"$BENCH_TMP/targets.txt"
-  local args=(attack -users="$USERS" -think="$THINK" -duration="$DURATION" -targets="$BENCH_TMP/targets.txt" -output="$BENCH_TMP/volley.bin")
+  local args=(attack -users="$USERS" -think="$THINK" -duration="$DURATION" -targets="$BENCH_TMP/targets.txt" -output="$BENCH_TMP/volley.bin" "${CONN_FLAGS[@]}")
   # shellcheck disable=SC2206
   args+=(${VOLLEY_ATTACK_FLAGS:-})
   raw "cmd volley ${args[*]}"
