@@ -558,3 +558,53 @@ fn clients_and_sessions_cross_threads() {
     let fut = s.execute(&p, Instant::now());
     send(&fut);
 }
+
+/// One session reuses its timeout timer from request to request: a request
+/// that starts after an earlier one still gets its whole timeout, and the
+/// session works on after a timeout.
+#[tokio::test]
+async fn every_request_of_a_session_gets_its_whole_timeout() {
+    // Requests counted over every connection: only the second one stalls.
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (addr, _) = raw_server(move |mut s| {
+        let count = count.clone();
+        async move {
+            while read_head(&mut s).await.is_some() {
+                let n = count.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                if n == 2 {
+                    tokio::time::sleep(Duration::from_secs(30)).await;
+                }
+                let r = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+                if s.write_all(r).await.is_err() {
+                    return;
+                }
+            }
+        }
+    })
+    .await;
+    let timeout = Duration::from_millis(400);
+    let c = client(ClientConfig {
+        timeout,
+        keep_body: true,
+        ..ClientConfig::default()
+    });
+    let p = c
+        .prepare("GET", &format!("http://{addr}/"), &[], Bytes::new())
+        .unwrap();
+    let mut s = c.session();
+    let first = s.execute(&p, Instant::now()).await;
+    ok(&first);
+    assert_eq!(&first.body[..], b"ok");
+    // Well into the first request's timeout: the second must still get 400 ms.
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let second = s.execute(&p, Instant::now()).await;
+    assert_eq!(second.error_kind, ErrorKind::Timeout, "{second:?}");
+    assert!(second.latency >= timeout, "timed out early: {second:?}");
+    assert!(second.latency < Duration::from_secs(10), "{second:?}");
+    // A new connection (the timed-out one is dropped), the same timer.
+    let third = s.execute(&p, Instant::now()).await;
+    ok(&third);
+    let fourth = s.execute(&p, Instant::now()).await;
+    ok(&fourth);
+    assert_eq!((&third.body[..], &fourth.body[..]), (&b"ok"[..], &b"ok"[..]));
+}
