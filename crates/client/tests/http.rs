@@ -606,5 +606,8 @@ async fn every_request_of_a_session_gets_its_whole_timeout() {
     ok(&third);
     let fourth = s.execute(&p, Instant::now()).await;
     ok(&fourth);
-    assert_eq!((&third.body[..], &fourth.body[..]), (&b"ok"[..], &b"ok"[..]));
+    assert_eq!(
+        (&third.body[..], &fourth.body[..]),
+        (&b"ok"[..], &b"ok"[..])
+    );
 }
